@@ -1,0 +1,56 @@
+// orbitlaw: does a transformer trained on planetary positions learn Newton's law of gravitation?
+// This file only wires subcommands together and turns errors into one line and a non-zero exit.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include "cli_common.hpp"
+#include "orbitlaw/build_info.hpp"
+#include "orbitlaw/error.hpp"
+#include "orbitlaw/provenance.hpp"
+
+int main(int argc, char** argv) {
+  orbitlaw::set_command_line(argc, argv);
+  CLI::App app{"orbitlaw: simulate solar systems, train transformers on them, and ask which force law they learned"};
+  app.set_version_flag("--version", std::string("orbitlaw ") + orbitlaw::build_version() + " (" +
+                                        orbitlaw::build_git_revision() + ")");
+  app.require_subcommand(1);
+  orbitlaw::cli::add_simulate_command(app);
+  orbitlaw::cli::add_inspect_command(app);
+  orbitlaw::cli::add_train_command(app);
+  orbitlaw::cli::add_eval_command(app);
+  orbitlaw::cli::add_probe_command(app);
+  orbitlaw::cli::add_sr_command(app);
+  orbitlaw::cli::add_compare_command(app);
+  orbitlaw::cli::add_report_command(app);
+
+  if (argc >= 2 && argv[1][0] != '-') {
+    std::string name = argv[1];
+    bool known = false;
+    for (auto* sub : app.get_subcommands({})) known = known || sub->get_name() == name;
+    if (!known) {
+      std::fprintf(stderr, "orbitlaw: error: unknown subcommand '%s' (see orbitlaw --help)\n", name.c_str());
+      return 2;
+    }
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "orbitlaw: error: %s\n", e.what());
+    return 2;
+  } catch (const orbitlaw::Error& e) {
+    std::fprintf(stderr, "orbitlaw: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "orbitlaw: internal error: %s\n", e.what());
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,64 @@
+#pragma once
+// Config files are JSON objects. Every subcommand reads its settings through ConfigReader, which knows the
+// defaults, applies command-line overrides ("--set key=value", dotted keys for nested objects), and rejects
+// keys it does not know, so a typo never silently falls back to a default.
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "orbitlaw/error.hpp"
+
+namespace orbitlaw {
+
+using Json = nlohmann::json;
+
+// Reads a JSON object from a file; throws Error naming the file on a missing file or a parse error.
+Json load_json_file(const std::string& path);
+
+// Applies overrides of the form "a.b.c=value". The value is parsed as JSON when it parses (numbers, true,
+// [1,2]) and taken as a string otherwise. Throws Error on a malformed override.
+void apply_overrides(Json& config, const std::vector<std::string>& overrides);
+
+// Loads `path` (if not empty) and applies overrides: the usual first step of a subcommand.
+Json load_config(const std::string& path, const std::vector<std::string>& overrides);
+
+// Typed access to a config object with defaults, recording which keys were used. finish() throws Error if
+// the object has a key nobody asked for. The resolved() object holds every setting actually in force,
+// defaults included: it is what a run records next to its outputs.
+class ConfigReader {
+ public:
+  explicit ConfigReader(Json config, std::string context = "config");
+
+  template <class T>
+  T get(const std::string& key, const T& default_value) {
+    used_.insert(key);
+    T value = default_value;
+    if (config_.contains(key)) {
+      try {
+        value = config_.at(key).get<T>();
+      } catch (const std::exception&) {
+        throw Error(context_ + ": key '" + key + "' has the wrong type (" + config_.at(key).dump() + ")");
+      }
+    }
+    resolved_[key] = value;
+    return value;
+  }
+
+  // A nested object, for sections such as "model": {...}. Its unknown keys are checked by its own finish().
+  ConfigReader section(const std::string& key);
+  // Records a finished section's resolved settings under `key`.
+  void set_resolved(const std::string& key, const Json& value) { resolved_[key] = value; }
+
+  bool has(const std::string& key) const { return config_.contains(key); }
+  void finish() const;
+  const Json& resolved() const { return resolved_; }
+
+ private:
+  Json config_;
+  std::string context_;
+  std::set<std::string> used_;
+  Json resolved_ = Json::object();
+};
+
+}  // namespace orbitlaw

@@ -1,0 +1,77 @@
+#include "orbitlaw/config.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace orbitlaw {
+
+Json load_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open config file '" + path + "'");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  Json parsed;
+  try {
+    parsed = Json::parse(buffer.str());
+  } catch (const Json::parse_error& e) {
+    throw Error("config file '" + path + "' is not valid JSON: " + std::string(e.what()));
+  }
+  if (!parsed.is_object()) throw Error("config file '" + path + "' must hold a JSON object");
+  return parsed;
+}
+
+void apply_overrides(Json& config, const std::vector<std::string>& overrides) {
+  for (const auto& item : overrides) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("override '" + item + "' is not of the form key=value");
+    std::string key = item.substr(0, eq);
+    std::string text = item.substr(eq + 1);
+    Json value;
+    try {
+      value = Json::parse(text);
+    } catch (const Json::parse_error&) {
+      value = text;  // a bare word such as lssar is a string
+    }
+    Json* node = &config;
+    std::size_t start = 0;
+    while (true) {
+      auto dot = key.find('.', start);
+      std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (part.empty()) throw Error("override '" + item + "' has an empty key part");
+      if (dot == std::string::npos) {
+        (*node)[part] = value;
+        break;
+      }
+      if (!node->contains(part)) (*node)[part] = Json::object();
+      node = &(*node)[part];
+      if (!node->is_object()) throw Error("override '" + item + "': '" + part + "' is not a section");
+      start = dot + 1;
+    }
+  }
+}
+
+Json load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  Json config = path.empty() ? Json::object() : load_json_file(path);
+  apply_overrides(config, overrides);
+  return config;
+}
+
+ConfigReader::ConfigReader(Json config, std::string context)
+    : config_(std::move(config)), context_(std::move(context)) {
+  if (!config_.is_object()) throw Error(context_ + " must be a JSON object");
+}
+
+ConfigReader ConfigReader::section(const std::string& key) {
+  used_.insert(key);
+  Json sub = config_.contains(key) ? config_.at(key) : Json::object();
+  if (!sub.is_object()) throw Error(context_ + ": key '" + key + "' must be an object");
+  return ConfigReader(sub, context_ + "." + key);
+}
+
+void ConfigReader::finish() const {
+  for (auto it = config_.begin(); it != config_.end(); ++it) {
+    if (!used_.count(it.key())) throw Error(context_ + ": unknown key '" + it.key() + "'");
+  }
+}
+
+}  // namespace orbitlaw

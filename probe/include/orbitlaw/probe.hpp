@@ -1,0 +1,3 @@
+#pragma once
+// Public interface of orbitlaw_probe.
+namespace orbitlaw::probe {}

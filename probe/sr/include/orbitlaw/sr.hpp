@@ -1,0 +1,3 @@
+#pragma once
+// Public interface of orbitlaw_sr, the symbolic-regression engine.
+namespace orbitlaw::sr {}

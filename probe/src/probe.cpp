@@ -1,0 +1,1 @@
+#include "orbitlaw/probe.hpp"

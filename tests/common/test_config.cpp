@@ -1,0 +1,56 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "orbitlaw/config.hpp"
+
+using orbitlaw::ConfigReader;
+using orbitlaw::Error;
+using orbitlaw::Json;
+
+TEST(Config, DefaultsOverridesAndResolved) {
+  Json config = Json::parse(R"({"steps": 10, "model": {"kind": "softmax"}})");
+  orbitlaw::apply_overrides(config, {"steps=25", "model.kind=lssar", "model.p=3", "name=run one"});
+  ConfigReader reader(config);
+  EXPECT_EQ(reader.get<int>("steps", 1), 25);
+  EXPECT_EQ(reader.get<double>("lr", 6e-4), 6e-4);
+  EXPECT_EQ(reader.get<std::string>("name", ""), "run one");
+  auto model = reader.section("model");
+  EXPECT_EQ(model.get<std::string>("kind", "softmax"), "lssar");
+  EXPECT_EQ(model.get<int>("p", 15), 3);
+  model.finish();
+  reader.finish();
+  EXPECT_EQ(reader.resolved()["lr"].get<double>(), 6e-4);  // defaults are recorded too
+}
+
+TEST(Config, UnknownKeyIsAnErrorNamingTheKey) {
+  ConfigReader reader(Json::parse(R"({"stpes": 10})"), "train config");
+  reader.get<int>("steps", 1);
+  try {
+    reader.finish();
+    FAIL() << "unknown key accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown key 'stpes'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, WrongTypeIsAnError) {
+  ConfigReader reader(Json::parse(R"({"steps": "many"})"));
+  EXPECT_THROW(reader.get<int>("steps", 1), Error);
+}
+
+TEST(Config, MalformedOverridesAndFiles) {
+  Json config = Json::object();
+  EXPECT_THROW(orbitlaw::apply_overrides(config, {"novalue"}), Error);
+  EXPECT_THROW(orbitlaw::apply_overrides(config, {"=3"}), Error);
+  EXPECT_THROW(orbitlaw::apply_overrides(config, {"a..b=3"}), Error);
+  EXPECT_THROW(orbitlaw::load_json_file("/nonexistent/config.json"), Error);
+  auto path = std::filesystem::temp_directory_path() / "orbitlaw_bad_config.json";
+  std::ofstream(path) << "{\"steps\": 10,";
+  EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);
+  std::ofstream(path) << "[1, 2]";
+  EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);
+  std::filesystem::remove(path);
+}
