@@ -1,0 +1,360 @@
+# shellcheck shell=bash
+# The run-folder driver shared by every experiment script (experiments/<name>.sh sources this file and calls
+# experiment_main <name> "$@").
+#
+# An experiment is a JSON config (experiments/configs/<name>.json) whose "stages" list says which stages run;
+# every stage is an `orbitlaw` subcommand (or the report script) writing into one run folder:
+#
+#   RUN/experiment.json      the resolved config (smoke overlay and --set overrides applied)
+#   RUN/provenance.json      seed, git revision, versions, host, command line of the run's first invocation
+#   RUN/configs/             the per-stage config files handed to `orbitlaw <stage> --config`
+#   RUN/data/<name>.h5       simulated datasets                       (stage simulate-<name>)
+#   RUN/models/<kind>/       checkpoint.pt, metrics.jsonl, eval.json  (stages train-<kind>, eval-<kind>)
+#   RUN/probe/<kind>/        predictions.h5, SR results               (stages probe-<kind>, sr-<kind>)
+#   RUN/compare/             compare.md, compare.json                 (stage compare)
+#   RUN/report/              report.md, report.html, *.png            (stage report)
+#   RUN/logs/<stage>.log     everything each stage printed
+#   RUN/stages/<stage>.done  written only after the stage's outputs are complete (JSON: command, seconds)
+#
+# A rerun with the same config skips every stage whose .done marker exists and resumes an interrupted
+# training from its last checkpoint (`orbitlaw train --resume`). A run folder made with a different config is
+# refused rather than mixed. Stages fail loudly: the driver stops at the first failing stage, names it and
+# shows the end of its log.
+
+experiment_usage() {
+  cat <<EOF
+usage: bash experiments/$1.sh [--smoke] [--out DIR] [--set key=value]... [--fresh] [--stage-timeout S]
+
+  --smoke           tiny sizes (the config's "smoke" overlay): every stage runs, in minutes, for CI
+  --out DIR         run folder (default: runs/$1, or runs/$1-smoke with --smoke)
+  --set key=value   override a config value (dotted keys, e.g. --set models.lssar.train.steps=500)
+  --fresh           delete an existing run folder of this experiment first instead of resuming it
+  --stage-timeout S stop any single stage after S seconds (marked as cut; training keeps its checkpoint)
+
+Environment: ORBITLAW_BIN (use this orbitlaw binary instead of building build/), ORBITLAW_BUILD_DIR,
+ORBITLAW_PYTHON (default .venv/bin/python).
+EOF
+}
+
+die() {
+  echo "experiment: error: $*" >&2
+  exit 1
+}
+
+note() { echo "[$(date -u +%H:%M:%S)] $*"; }
+
+utc_now() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+
+# --- setup -----------------------------------------------------------------------------------------------
+
+# Finds (or builds) the orbitlaw binary. ORBITLAW_BIN wins; otherwise build/ like scripts/test.sh does.
+ensure_orbitlaw() {
+  if [ -n "${ORBITLAW_BIN:-}" ]; then
+    [ -x "$ORBITLAW_BIN" ] || die "ORBITLAW_BIN='$ORBITLAW_BIN' is not an executable file"
+    orbitlaw_bin="$ORBITLAW_BIN"
+    return
+  fi
+  local build="${ORBITLAW_BUILD_DIR:-$root/build}"
+  note "building orbitlaw in $build (incremental; log: $build/experiment-build.log)"
+  mkdir -p "$build"
+  if ! {
+    cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release ${ORBITLAW_CMAKE_ARGS:-} &&
+      cmake --build "$build" --target orbitlaw -j "$(nproc)"
+  } >"$build/experiment-build.log" 2>&1; then
+    tail -n 20 "$build/experiment-build.log" >&2
+    die "building orbitlaw failed; see $build/experiment-build.log (did you run 'bash scripts/setup.sh'?)"
+  fi
+  orbitlaw_bin="$build/app/orbitlaw"
+  [ -x "$orbitlaw_bin" ] || die "the build did not produce $orbitlaw_bin"
+}
+
+ensure_python() {
+  python_bin="${ORBITLAW_PYTHON:-$root/.venv/bin/python}"
+  [ -x "$python_bin" ] || die "no Python at $python_bin; run 'bash scripts/setup.sh' first"
+}
+
+expconfig() { "$python_bin" "$root/experiments/lib/expconfig.py" "$@"; }
+cfg() { expconfig get "$run/experiment.json" "$@"; }
+cfg_keys() { expconfig keys "$run/experiment.json" "$1"; }
+
+# Writes RUN/provenance.json once, when the run folder is created.
+write_run_provenance() {
+  local revision dirty versions
+  revision="$(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
+  dirty="$(git -C "$root" status --porcelain 2>/dev/null | head -c1 | wc -c)"
+  versions="$("$orbitlaw_bin" --version 2>/dev/null | head -n1 || echo unknown)"
+  "$python_bin" - "$run/provenance.json" "$experiment" "$revision" "$dirty" "$versions" "$invocation" <<'PY'
+import json, os, platform, sys, datetime, importlib.metadata as md
+out, name, revision, dirty, orbitlaw_version, invocation = sys.argv[1:]
+config = json.load(open(os.path.join(os.path.dirname(out), "experiment.json")))
+def version(pkg):
+    try:
+        return md.version(pkg)
+    except md.PackageNotFoundError:
+        return None
+record = {
+    "experiment": name,
+    "seed": config.get("seed"),
+    "smoke": config.get("smoke"),
+    "git_revision": revision,
+    "git_dirty": dirty != "0",
+    "orbitlaw": orbitlaw_version,
+    "python": platform.python_version(),
+    "python_packages": {p: version(p) for p in ("torch", "numpy", "h5py", "matplotlib")},
+    "host": platform.node(),
+    "cpus": os.cpu_count(),
+    "command_line": invocation,
+    "created_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    "config": config,
+}
+tmp = out + ".tmp"
+json.dump(record, open(tmp, "w"), indent=2)
+os.replace(tmp, out)
+PY
+}
+
+# Creates the run folder, or checks that an existing one was made with the same resolved config.
+prepare_run_folder() {
+  local resolved="$1"
+  if [ -e "$run" ] && [ "$fresh" = 1 ]; then
+    [ -f "$run/experiment.json" ] || die "--fresh: '$run' exists but is not a run folder (no experiment.json); not deleting it"
+    note "--fresh: removing $run"
+    rm -rf -- "$run"
+  fi
+  if [ -f "$run/experiment.json" ]; then
+    if ! expconfig same "$resolved" "$run/experiment.json"; then
+      die "run folder '$run' was made with a different config; rerun with the same options, pass --fresh, or choose another --out"
+    fi
+    note "resuming run folder $run (completed stages are skipped)"
+  else
+    if [ -e "$run" ] && [ -n "$(ls -A "$run" 2>/dev/null)" ]; then
+      die "'$run' exists and is not an orbitlaw run folder; choose another --out"
+    fi
+    mkdir -p "$run"
+    cp "$resolved" "$run/experiment.json"
+    write_run_provenance
+    note "new run folder $run"
+  fi
+  mkdir -p "$run/configs" "$run/data" "$run/models" "$run/probe" "$run/logs" "$run/stages"
+  echo "$(utc_now) $invocation" >>"$run/logs/invocations.log"
+}
+
+# --- stages ----------------------------------------------------------------------------------------------
+
+stage_done() { [ -f "$run/stages/$1.done" ]; }
+
+# run_stage NAME CMD...: runs CMD unless NAME is done; logs to RUN/logs/NAME.log; writes the marker on success.
+# A stage that exceeds its time limit (--stage-timeout, or STAGE_TIMEOUT set by the caller) gets SIGTERM, then
+# SIGKILL 30 s later; it is then marked RUN/stages/NAME.cut and the run stops unless ALLOW_CUT=1.
+run_stage() {
+  local name="$1"
+  shift
+  if stage_done "$name"; then
+    note "skip   $name (done)"
+    return 0
+  fi
+  local log="$run/logs/$name.log" start end rc=0 limit="${STAGE_TIMEOUT:-$stage_timeout}"
+  start="$(date +%s)"
+  note "start  $name (log: ${log#"$root/"})"
+  {
+    echo "# $(utc_now) stage $name"
+    printf '# command:'
+    printf ' %q' "$@"
+    echo
+  } >>"$log"
+  current_stage="$name"
+  if [ -n "$limit" ] && [ "$limit" != 0 ]; then
+    timeout --signal=TERM --kill-after=30 "$limit" "$@" >>"$log" 2>&1 || rc=$?
+  else
+    "$@" >>"$log" 2>&1 || rc=$?
+  fi
+  current_stage=""
+  end="$(date +%s)"
+  if [ "$rc" = 124 ] || { [ "$rc" = 137 ] && [ -n "$limit" ]; }; then
+    echo "# $(utc_now) cut after ${limit}s" >>"$log"
+    printf '{"stage": "%s", "limit_s": %s, "seconds": %s}\n' "$name" "$limit" "$((end - start))" >"$run/stages/$name.cut"
+    note "cut    $name after $((end - start)) s (time limit ${limit} s)"
+    [ "${ALLOW_CUT:-0}" = 1 ] && return 0
+    die "stage '$name' was cut at its time limit; see ${log#"$root/"}"
+  fi
+  if [ "$rc" != 0 ]; then
+    echo "---- last lines of ${log#"$root/"} ----" >&2
+    tail -n 15 "$log" >&2
+    echo "----" >&2
+    die "stage '$name' failed (exit $rc); see ${log#"$root/"}"
+  fi
+  local marker="$run/stages/$name.done"
+  "$python_bin" - "$marker" "$name" "$start" "$end" "$@" <<'PY'
+import json, os, sys, datetime
+marker, name, start, end, *command = sys.argv[1:]
+iso = lambda t: datetime.datetime.fromtimestamp(int(t), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+record = {"stage": name, "started_utc": iso(start), "finished_utc": iso(end),
+          "seconds": int(end) - int(start), "command": command}
+json.dump(record, open(marker + ".tmp", "w"), indent=2)
+os.replace(marker + ".tmp", marker)
+PY
+  note "done   $name in $((end - start)) s"
+}
+
+# One config file per stage invocation: the stage's section deep-merged with the model's own overrides.
+stage_config() {
+  local file="$run/configs/$1.json"
+  shift
+  expconfig stage "$run/experiment.json" "$file" "$@"
+  echo "$file"
+}
+
+stage_simulate() {
+  local name
+  for name in $(cfg_keys datasets); do
+    run_stage "simulate-$name" "$orbitlaw_bin" simulate --config "$(stage_config "simulate-$name" "datasets.$name")" \
+      --out "$run/data/$name.h5"
+  done
+}
+
+stage_train() {
+  local kind data dir resume
+  data="$(cfg inputs.train train)"
+  for kind in $(cfg_keys models); do
+    dir="$run/models/$kind"
+    mkdir -p "$dir"
+    resume=()
+    # An interrupted training left a checkpoint but no marker: continue it instead of starting over.
+    if ! stage_done "train-$kind" && [ -f "$dir/checkpoint.pt" ]; then
+      note "resume train-$kind from $dir/checkpoint.pt"
+      resume=(--resume)
+    fi
+    run_stage "train-$kind" "$orbitlaw_bin" train --config "$(stage_config "train-$kind" train "models.$kind.train")" \
+      --data "$run/data/$data.h5" --out "$dir" "${resume[@]}"
+  done
+}
+
+stage_eval() {
+  local kind data
+  data="$(cfg inputs.eval "$(cfg inputs.train train)")"
+  for kind in $(cfg_keys models); do
+    run_stage "eval-$kind" "$orbitlaw_bin" eval --config "$(stage_config "eval-$kind" eval "models.$kind.eval")" \
+      --checkpoint "$run/models/$kind/checkpoint.pt" --data "$run/data/$data.h5" --out "$run/models/$kind/eval.json"
+  done
+}
+
+stage_probe() {
+  local kind data
+  data="$(cfg inputs.probe probe)"
+  for kind in $(cfg_keys models); do
+    run_stage "probe-$kind" "$orbitlaw_bin" probe --config "$(stage_config "probe-$kind" probe "models.$kind.probe")" \
+      --checkpoint "$run/models/$kind/checkpoint.pt" --data "$run/data/$data.h5" --out "$run/probe/$kind"
+  done
+}
+
+stage_sr() {
+  local kind
+  for kind in $(cfg_keys models); do
+    run_stage "sr-$kind" "$orbitlaw_bin" sr --config "$(stage_config "sr-$kind" sr)" \
+      --data "$run/probe/$kind/predictions.h5" --out "$run/probe/$kind/sr.json"
+  done
+}
+
+stage_compare() {
+  local kind dirs=()
+  for kind in $(cfg_keys models); do dirs+=("$run/probe/$kind"); done
+  mkdir -p "$run/compare"
+  run_stage compare "$orbitlaw_bin" compare --config "$(stage_config compare compare)" "${dirs[@]}" \
+    --out "$run/compare"
+}
+
+stage_report() {
+  run_stage report "$python_bin" "$root/experiments/report.py" --run "$run"
+}
+
+# The closing lines: where the report is, and the side-by-side table of recovered laws against Newton.
+print_summary() {
+  echo
+  note "experiment '$experiment' complete: $run"
+  if [ -f "$run/report/report.html" ]; then
+    echo "report: $run/report/report.html"
+    echo "        $run/report/report.md"
+  fi
+  if [ -f "$run/report/laws.md" ]; then
+    echo
+    cat "$run/report/laws.md"
+  fi
+}
+
+on_interrupt() {
+  trap - INT TERM
+  if [ -n "${current_stage:-}" ]; then
+    echo >&2
+    echo "experiment: interrupted during stage '$current_stage'; rerun the same command to resume" >&2
+  fi
+  exit 130
+}
+
+# --- entry point -----------------------------------------------------------------------------------------
+
+experiment_main() {
+  experiment="$1"
+  shift
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+  invocation="bash experiments/$experiment.sh $*"
+  local smoke=0 out="" overrides=() config="$root/experiments/configs/$experiment.json"
+  fresh=0
+  stage_timeout=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --smoke) smoke=1 ;;
+      --out)
+        [ $# -ge 2 ] || die "--out needs a folder"
+        out="$2"
+        shift
+        ;;
+      --out=*) out="${1#--out=}" ;;
+      --set)
+        [ $# -ge 2 ] || die "--set needs key=value"
+        overrides+=(--set "$2")
+        shift
+        ;;
+      --set=*) overrides+=(--set "${1#--set=}") ;;
+      --fresh) fresh=1 ;;
+      --stage-timeout)
+        [ $# -ge 2 ] || die "--stage-timeout needs seconds"
+        stage_timeout="$2"
+        shift
+        ;;
+      -h | --help)
+        experiment_usage "$experiment"
+        exit 0
+        ;;
+      *) die "unknown option '$1' (see --help)" ;;
+    esac
+    shift
+  done
+  if [ -n "$stage_timeout" ] && ! [[ "$stage_timeout" =~ ^[0-9]+$ ]]; then
+    die "--stage-timeout needs a whole number of seconds, not '$stage_timeout'"
+  fi
+  [ -f "$config" ] || die "no config for experiment '$experiment' at $config"
+  if [ -z "$out" ]; then
+    out="$root/runs/$experiment"
+    [ "$smoke" = 1 ] && out="$out-smoke"
+  fi
+  mkdir -p "$(dirname "$out")"
+  run="$(cd "$(dirname "$out")" && pwd)/$(basename "$out")"
+
+  ensure_python
+  local resolved
+  resolved="$(mktemp)"
+  # shellcheck disable=SC2064
+  trap "rm -f '$resolved'" EXIT
+  local smoke_flag=()
+  [ "$smoke" = 1 ] && smoke_flag=(--smoke)
+  expconfig resolve "$config" "$resolved" "${smoke_flag[@]}" "${overrides[@]}"
+  ensure_orbitlaw
+  prepare_run_folder "$resolved"
+  trap on_interrupt INT TERM
+
+  local stage
+  for stage in $(cfg stages); do
+    "stage_$stage"
+  done
+  print_summary
+}

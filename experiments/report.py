@@ -1,0 +1,615 @@
+#!/usr/bin/env python3
+"""The report of one experiment run folder: Markdown plus a self-contained HTML page (PNGs inlined).
+
+Usage: report.py --run RUN_DIR [--out DIR]   (default DIR: RUN_DIR/report)
+
+Everything in the report is read from the run folder's own outputs (docs/experiments.md lists the files and
+keys): the compare tables, the training metrics, eval results, probe predictions and symbolic-regression
+fronts. A plot or table whose input is missing or unreadable is listed under "Missing" with the reason; it is
+never replaced by anything else. Outputs: report.md, report.html, laws.md (the side-by-side table of
+recovered laws against Newton that the experiment scripts print at the end), and one PNG per plot.
+"""
+import argparse
+import base64
+import datetime
+import glob
+import html
+import json
+import math
+import os
+import re
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+NEWTON = "F = C·m1·m2/r², C = G = 4π² ≈ 39.478"
+G = 4 * math.pi**2
+
+
+def fmt(value, digits=4):
+    """The one number format of the report (tests recompute it from the run's JSON)."""
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+class Report:
+    """Blocks rendered twice: as Markdown and as HTML."""
+
+    def __init__(self, run, out):
+        self.run = run
+        self.out = out
+        self.blocks = []
+        self.missing = []  # (what, why)
+        self.plots = []
+
+    def heading(self, text, level=2):
+        self.blocks.append(("heading", level, text))
+
+    def para(self, text):
+        self.blocks.append(("para", text))
+
+    def table(self, header, rows):
+        self.blocks.append(("table", header, rows))
+
+    def markdown(self, text):
+        """Markdown written by another stage (orbitlaw compare), embedded as it is."""
+        self.blocks.append(("markdown", text))
+
+    def image(self, name, caption):
+        self.blocks.append(("image", name, caption))
+        self.plots.append(name)
+
+    def lack(self, what, why):
+        self.missing.append((what, why))
+        self.blocks.append(("missing", what, why))
+
+    def rel(self, path):
+        return os.path.relpath(path, self.run)
+
+    # --- rendering ---
+
+    def to_markdown(self):
+        lines = []
+        for block in self.blocks:
+            kind = block[0]
+            if kind == "heading":
+                lines += ["#" * block[1] + " " + block[2], ""]
+            elif kind == "para":
+                lines += [block[1], ""]
+            elif kind == "table":
+                lines += markdown_table(block[1], block[2]) + [""]
+            elif kind == "markdown":
+                lines += [block[1].rstrip(), ""]
+            elif kind == "image":
+                lines += [f"![{block[2]}]({block[1]})", "", f"*{block[2]}*", ""]
+            elif kind == "missing":
+                lines += [f"> **missing: {block[1]}** — {block[2]}", ""]
+        return "\n".join(lines)
+
+    def to_html(self, title):
+        parts = [
+            "<!DOCTYPE html>",
+            "<html><head><meta charset='utf-8'>",
+            f"<title>{html.escape(title)}</title>",
+            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;"
+            "text-align:left}th{background:#eee}img{max-width:100%}.missing{background:#fee;padding:4px 8px;"
+            "border-left:4px solid #c33}code,pre{background:#f4f4f4}figcaption{font-style:italic}</style>",
+            "</head><body>",
+        ]
+        for block in self.blocks:
+            kind = block[0]
+            if kind == "heading":
+                parts.append(f"<h{block[1]}>{inline_html(block[2])}</h{block[1]}>")
+            elif kind == "para":
+                parts.append(f"<p>{inline_html(block[1])}</p>")
+            elif kind == "table":
+                parts.append(html_table(block[1], block[2]))
+            elif kind == "markdown":
+                parts.append(markdown_to_html(block[1]))
+            elif kind == "image":
+                with open(os.path.join(self.out, block[1]), "rb") as f:
+                    data = base64.b64encode(f.read()).decode("ascii")
+                parts.append(
+                    f"<figure><img alt='{html.escape(block[2])}' src='data:image/png;base64,{data}'>"
+                    f"<figcaption>{html.escape(block[2])}</figcaption></figure>"
+                )
+            elif kind == "missing":
+                parts.append(
+                    f"<p class='missing'><b>missing: {html.escape(block[1])}</b> — {html.escape(block[2])}</p>"
+                )
+        parts.append("</body></html>")
+        return "\n".join(parts)
+
+
+def markdown_table(header, rows):
+    cell = lambda v: fmt(v).replace("|", "\\|")  # noqa: E731
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def inline_html(text):
+    text = html.escape(text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+    text = re.sub(r"`(.+?)`", r"<code>\1</code>", text)
+    return text
+
+
+def html_table(header, rows):
+    out = ["<table><tr>" + "".join(f"<th>{html.escape(fmt(h))}</th>" for h in header) + "</tr>"]
+    for row in rows:
+        out.append("<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in row) + "</tr>")
+    return "\n".join(out + ["</table>"])
+
+
+def markdown_to_html(text):
+    """Just enough Markdown for compare.md: headings, pipe tables, lists, code fences, paragraphs."""
+    out, table, para, in_code = [], [], [], False
+
+    def flush():
+        if table:
+            rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table]
+            body = [r for r in rows[1:] if not all(re.fullmatch(r":?-+:?", c) for c in r)]
+            out.append(
+                "<table><tr>"
+                + "".join(f"<th>{inline_html(c)}</th>" for c in rows[0])
+                + "</tr>"
+                + "".join("<tr>" + "".join(f"<td>{inline_html(c)}</td>" for c in r) + "</tr>" for r in body)
+                + "</table>"
+            )
+            table.clear()
+        if para:
+            out.append("<p>" + inline_html(" ".join(para)) + "</p>")
+            para.clear()
+
+    for line in text.splitlines():
+        if line.startswith("```"):
+            flush()
+            out.append("</pre>" if in_code else "<pre>")
+            in_code = not in_code
+        elif in_code:
+            out.append(html.escape(line))
+        elif line.lstrip().startswith("|"):
+            if para:
+                flush()
+            table.append(line)
+        elif re.match(r"#{1,6} ", line):
+            flush()
+            level = len(line) - len(line.lstrip("#"))
+            out.append(f"<h{level + 1}>{inline_html(line[level:].strip())}</h{level + 1}>")
+        elif line.strip().startswith(("- ", "* ")):
+            flush()
+            out.append("<li>" + inline_html(line.strip()[2:]) + "</li>")
+        elif not line.strip():
+            flush()
+        else:
+            if table:
+                flush()
+            para.append(line.strip())
+    flush()
+    if in_code:
+        out.append("</pre>")
+    return "\n".join(out)
+
+
+# --- reading the run's outputs ------------------------------------------------------------------------------
+
+
+def read_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_jsonl(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def model_kinds(run, config):
+    kinds = list((config.get("models") or {}).keys())
+    return kinds
+
+
+def label(config, kind):
+    return ((config.get("models") or {}).get(kind) or {}).get("label", kind)
+
+
+def first_key(row, *names):
+    for name in names:
+        if name in row and row[name] is not None:
+            return name
+    return None
+
+
+# --- sections -----------------------------------------------------------------------------------------------
+
+
+def section_header(rep, config, provenance):
+    name = config.get("experiment", "?")
+    rep.heading(f"orbitlaw experiment: {name}{' (smoke)' if config.get('smoke') else ''}", 1)
+    if config.get("description"):
+        rep.para(config["description"])
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rep.para(f"Run folder `{rep.run}`; report written {now}. Target law: {NEWTON}.")
+    if provenance:
+        rows = [
+            ["seed", provenance.get("seed")],
+            ["git revision", f"{provenance.get('git_revision')}{' (uncommitted changes)' if provenance.get('git_dirty') else ''}"],
+            ["orbitlaw", provenance.get("orbitlaw")],
+            ["host / CPUs", f"{provenance.get('host')} / {provenance.get('cpus')}"],
+            ["created", provenance.get("created_utc")],
+            ["command", provenance.get("command_line")],
+        ]
+        for pkg, version in (provenance.get("python_packages") or {}).items():
+            rows.append([pkg, version])
+        rep.table(["provenance", "value"], rows)
+
+
+def section_stages(rep):
+    rows = []
+    for marker in sorted(glob.glob(os.path.join(rep.run, "stages", "*.done"))):
+        record = read_json(marker)
+        rows.append([record.get("stage"), "done", record.get("seconds"), record.get("finished_utc")])
+    for marker in sorted(glob.glob(os.path.join(rep.run, "stages", "*.cut"))):
+        record = read_json(marker)
+        rows.append([record.get("stage"), f"CUT at its {record.get('limit_s')} s limit", record.get("seconds"), "–"])
+    rep.heading("Stages")
+    if rows:
+        total = sum(r[2] for r in rows if isinstance(r[2], (int, float)))
+        rep.table(["stage", "status", "seconds", "finished (UTC)"], rows + [["total", "", total, ""]])
+    else:
+        rep.lack("stage records", "no RUN/stages/*.done markers")
+
+
+def section_compare(rep):
+    rep.heading("Recovered force laws against Newton (orbitlaw compare)")
+    md = os.path.join(rep.run, "compare", "compare.md")
+    if os.path.exists(md):
+        with open(md) as f:
+            rep.markdown(f.read())
+    else:
+        rep.lack("compare tables", f"{rep.rel(md)} does not exist (stage compare did not run)")
+
+
+def laws_table(run, config):
+    """The side-by-side table of recovered laws per model and galaxy, from compare/compare.json."""
+    path = os.path.join(run, "compare", "compare.json")
+    if not os.path.exists(path):
+        return None, f"{os.path.relpath(path, run)} does not exist"
+    data = read_json(path)
+    rows = []
+    for entry in data.get("rows", []):
+        galaxies = entry.get("galaxies") or []
+        recovered = sum(1 for g in galaxies if g.get("newton"))
+        laws = "; ".join(str(g.get("law")) for g in galaxies)
+        rows.append([entry.get("model"), entry.get("probe"), entry.get("r2"), f"{recovered}/{len(galaxies)}", laws])
+    if not rows:
+        return None, f"{os.path.relpath(path, run)} has no 'rows' with galaxies"
+    lines = [f"Recovered force laws against Newton ({NEWTON})", ""]
+    lines += markdown_table(["model", "probe", "probe R²", "Newton recovered", "law per galaxy"], rows)
+    return "\n".join(lines) + "\n", None
+
+
+def section_training(rep, config):
+    rep.heading("Training")
+    kinds = model_kinds(rep.run, config)
+    curves = {}
+    rows = []
+    for kind in kinds:
+        path = os.path.join(rep.run, "models", kind, "metrics.jsonl")
+        if not os.path.exists(path):
+            rep.lack(f"training metrics of {kind}", f"{rep.rel(path)} does not exist")
+            continue
+        metrics = read_jsonl(path)
+        if not metrics:
+            rep.lack(f"training metrics of {kind}", f"{rep.rel(path)} is empty")
+            continue
+        curves[kind] = metrics
+        last_train = next((m for m in reversed(metrics) if first_key(m, "train_loss", "loss")), {})
+        last_val = next((m for m in reversed(metrics) if "val_loss" in m), {})
+        rows.append(
+            [
+                label(config, kind),
+                last_train.get("step"),
+                last_train.get("tokens"),
+                last_train.get(first_key(last_train, "train_loss", "loss") or "train_loss"),
+                last_val.get("val_loss"),
+                last_train.get("tokens_per_s"),
+            ]
+        )
+    if rows:
+        rep.table(["model", "final step", "tokens", "final train loss", "final val loss", "tokens/s"], rows)
+    if curves:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        for kind, metrics in curves.items():
+            xkey = "tokens" if all("tokens" in m for m in metrics) else "step"
+            train = [(m[xkey], m[first_key(m, "train_loss", "loss")]) for m in metrics if first_key(m, "train_loss", "loss")]
+            val = [(m[xkey], m["val_loss"]) for m in metrics if "val_loss" in m]
+            if train:
+                line = ax.plot(*zip(*train), label=f"{label(config, kind)} train", alpha=0.7)[0]
+                if val:
+                    ax.plot(*zip(*val), "o--", color=line.get_color(), label=f"{label(config, kind)} validation")
+        ax.set_xlabel(xkey)
+        ax.set_ylabel("cross-entropy (nats)")
+        ax.set_title("Training curves")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        save(rep, fig, "training_curves.png", "Training and validation loss per model")
+
+
+def section_eval(rep, config):
+    rep.heading("Evaluation")
+    evals = {}
+    for kind in model_kinds(rep.run, config):
+        path = os.path.join(rep.run, "models", kind, "eval.json")
+        if os.path.exists(path):
+            evals[kind] = read_json(path)
+        else:
+            rep.lack(f"evaluation of {kind}", f"{rep.rel(path)} does not exist")
+    if not evals:
+        return
+    rep.table(
+        ["model", "next-token loss", "accuracy"],
+        [[label(config, k), e.get("loss"), e.get("accuracy")] for k, e in evals.items()],
+    )
+    plot_trajectory_error(rep, config, evals)
+    plot_length_extrapolation(rep, config, evals)
+    plot_attention(rep, config, evals)
+
+
+def plot_trajectory_error(rep, config, evals):
+    have = {k: e["trajectory_error"] for k, e in evals.items() if isinstance(e.get("trajectory_error"), dict)}
+    if not have:
+        rep.lack("trajectory error plot", "no eval.json has a 'trajectory_error' object")
+        return
+    horizons = sorted({h for t in have.values() for h in t}, key=lambda h: int(h))
+    # Every model is evaluated on the same data, so the baselines are taken once, from the first model's eval.
+    series = {label(config, kind): {h: (table.get(h) or {}).get("model") for h in horizons} for kind, table in have.items()}
+    first = next(iter(have.values()))
+    for h in horizons:
+        for name, value in (first.get(h) or {}).items():
+            if name != "model":
+                series.setdefault(f"baseline: {name.replace('_', ' ')}", {})[h] = value
+    rows = [[name] + [values.get(h) for h in horizons] for name, values in series.items()]
+    rep.table(["trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    width = 0.8 / max(1, len(series))
+    for i, (name, values) in enumerate(series.items()):
+        xs = [j + i * width for j in range(len(horizons))]
+        ax.bar(xs, [values.get(h, np.nan) for h in horizons], width, label=name)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(horizons))])
+    ax.set_xticklabels([f"{h}-step" for h in horizons])
+    ax.set_yscale("log")
+    ax.set_ylabel("mean position error (AU)")
+    ax.set_title("Rollout error against baselines")
+    ax.legend(fontsize=8)
+    save(rep, fig, "trajectory_error.png", "1/5/100-step trajectory error of each model and the baselines")
+
+
+def plot_length_extrapolation(rep, config, evals):
+    have = {k: e["length_extrapolation"] for k, e in evals.items() if e.get("length_extrapolation")}
+    if not have:
+        rep.lack("length-extrapolation curves", "no eval.json has a 'length_extrapolation' list")
+        return
+    factors = sorted({p["factor"] for points in have.values() for p in points})
+    rows = []
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for kind, points in have.items():
+        points = sorted(points, key=lambda p: p["factor"])
+        ax.plot([p["factor"] for p in points], [p["loss"] for p in points], "o-", label=label(config, kind))
+        by_factor = {p["factor"]: p["loss"] for p in points}
+        rows.append([label(config, kind)] + [by_factor.get(f) for f in factors])
+    rep.table(["validation loss at context ×"] + [f"{fmt(f)}×" for f in factors], rows)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("evaluation length / training context")
+    ax.set_ylabel("validation loss (nats)")
+    ax.set_title("Length extrapolation")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    save(rep, fig, "length_extrapolation.png", "Validation loss against evaluation length")
+
+
+def plot_attention(rep, config, evals):
+    have = {k: e["attention"] for k, e in evals.items() if e.get("attention")}
+    if not have:
+        rep.lack("attention locality per head", "no eval.json has an 'attention' list")
+        return
+    fig, axes = plt.subplots(1, len(have), figsize=(4 * len(have), 3.5), squeeze=False)
+    for ax, (kind, heads) in zip(axes[0], have.items()):
+        layers = 1 + max(h["layer"] for h in heads)
+        n_heads = 1 + max(h["head"] for h in heads)
+        grid = np.full((layers, n_heads), np.nan)
+        for h in heads:
+            grid[h["layer"], h["head"]] = h["mean_distance"]
+        image = ax.imshow(grid, cmap="viridis", aspect="auto")
+        ax.set_title(f"{label(config, kind)}: mean attention distance")
+        ax.set_xlabel("head")
+        ax.set_ylabel("layer")
+        fig.colorbar(image, ax=ax, label="positions")
+    save(rep, fig, "attention_locality.png", "Mean attention distance per layer and head (smaller = more local)")
+
+
+def section_probe(rep, config):
+    rep.heading("Force probes")
+    kinds = model_kinds(rep.run, config)
+    scatter_done = False
+    for kind in kinds:
+        path = os.path.join(rep.run, "probe", kind, "predictions.h5")
+        if not os.path.exists(path):
+            rep.lack(f"force predictions of {kind}", f"{rep.rel(path)} does not exist")
+            continue
+        scatter_done |= plot_force_scatter(rep, config, kind, path)
+        plot_force_arrows(rep, config, kind, path)
+    for kind in kinds:
+        plot_pareto(rep, config, kind)
+    return scatter_done
+
+
+def plot_force_scatter(rep, config, kind, path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        if "force_true" not in f or "predictions" not in f:
+            rep.lack(f"force scatter of {kind}", f"{rep.rel(path)} lacks 'force_true' or the 'predictions' group")
+            return False
+        true = np.asarray(f["force_true"][...], dtype=float)
+        preds = {name: np.asarray(f["predictions"][name][...], dtype=float) for name in f["predictions"]}
+    if true.ndim != 1:
+        return False
+    fig, ax = plt.subplots(figsize=(5, 5))
+    rows = []
+    for name, pred in preds.items():
+        if pred.shape != true.shape:
+            continue
+        ax.scatter(true, pred, s=4, alpha=0.5, label=name)
+        ss_res = float(np.sum((pred - true) ** 2))
+        ss_tot = float(np.sum((true - true.mean()) ** 2))
+        rows.append([label(config, kind), name, len(true), 1 - ss_res / ss_tot if ss_tot > 0 else None])
+    positive = true[true > 0]
+    if len(positive) == len(true) and len(true):
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    lo, hi = float(np.min(true)), float(np.max(true))
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
+    ax.set_xlabel("true force")
+    ax.set_ylabel("predicted force")
+    ax.set_title(f"{label(config, kind)}: predicted vs true force")
+    ax.legend(fontsize=8)
+    rep.table(["model", "probe", "test rows", "R² (recomputed from predictions.h5)"], rows)
+    save(rep, fig, f"force_scatter_{kind}.png", f"Predicted against true force magnitude, {label(config, kind)}")
+    return True
+
+
+def plot_force_arrows(rep, config, kind, path):
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        if "force_true_vec" not in f:
+            return  # a force-magnitude probe: no vectors to draw (not an omission)
+        pos = np.asarray(f["position"][...], dtype=float)
+        true = np.asarray(f["force_true_vec"][...], dtype=float)
+        group = f.get("predictions_vec")
+        preds = {name: np.asarray(group[name][...], dtype=float) for name in group} if group else {}
+        body = np.asarray(f["body"][...]) if "body" in f else np.zeros(len(pos), dtype=int)
+    fig, ax = plt.subplots(figsize=(7, 7))
+    for b in np.unique(body):
+        sel = body == b
+        ax.plot(pos[sel, 0], pos[sel, 1], ".", ms=1.5, color="0.7")
+    ax.quiver(pos[:, 0], pos[:, 1], true[:, 0], true[:, 1], color="black", angles="xy", label="true force", width=0.003)
+    for name, pred in preds.items():
+        ax.quiver(pos[:, 0], pos[:, 1], pred[:, 0], pred[:, 1], color="tab:red", angles="xy", alpha=0.7,
+                  label=f"predicted ({name})", width=0.003)
+    ax.set_aspect("equal")
+    ax.set_xlabel("x (AU)")
+    ax.set_ylabel("y (AU)")
+    ax.set_title(f"{label(config, kind)}: force vectors along each orbit")
+    ax.legend(fontsize=8)
+    save(rep, fig, f"force_arrows_{kind}.png", f"True (black) and predicted (red) force arrows, {label(config, kind)}")
+
+
+def plot_pareto(rep, config, kind):
+    path = os.path.join(rep.run, "probe", kind, "sr.json")
+    if not os.path.exists(path):
+        rep.lack(f"Pareto fronts of {kind}", f"{rep.rel(path)} does not exist")
+        return
+    galaxies = read_json(path).get("galaxies") or []
+    if not galaxies:
+        rep.lack(f"Pareto fronts of {kind}", f"{rep.rel(path)} has no 'galaxies'")
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
+    rows = []
+    for g in galaxies:
+        front = sorted(g.get("front") or [], key=lambda p: p["complexity"])
+        if front:
+            ax.plot([p["complexity"] for p in front], [p["loss"] for p in front], "o-", label=f"galaxy {g.get('galaxy')}")
+        best = g.get("best") or {}
+        rows.append([g.get("galaxy"), best.get("expression"), best.get("complexity"), best.get("loss"), g.get("newton")])
+    ax.set_yscale("log")
+    ax.set_xlabel("complexity")
+    ax.set_ylabel("loss")
+    ax.set_title(f"{label(config, kind)}: Pareto front per galaxy")
+    ax.legend(fontsize=8)
+    rep.table(["galaxy", f"selected law ({label(config, kind)})", "complexity", "loss", "Newton"], rows)
+    save(rep, fig, f"pareto_{kind}.png", f"Symbolic-regression Pareto front of each galaxy, {label(config, kind)}")
+
+
+def save(rep, fig, name, caption):
+    fig.tight_layout()
+    fig.savefig(os.path.join(rep.out, name), dpi=110)
+    plt.close(fig)
+    rep.image(name, caption)
+
+
+def write_atomic(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--run", required=True, help="experiment run folder")
+    parser.add_argument("--out", help="report folder (default RUN/report)")
+    args = parser.parse_args()
+    run = os.path.abspath(args.run)
+    config_path = os.path.join(run, "experiment.json")
+    if not os.path.exists(config_path):
+        print(f"report: error: '{run}' is not a run folder (no experiment.json)", file=sys.stderr)
+        return 1
+    config = read_json(config_path)
+    provenance_path = os.path.join(run, "provenance.json")
+    provenance = read_json(provenance_path) if os.path.exists(provenance_path) else None
+    out = os.path.abspath(args.out or os.path.join(run, "report"))
+    os.makedirs(out, exist_ok=True)
+    for old in glob.glob(os.path.join(out, "*.png")):
+        os.remove(old)  # a plot of an earlier report must not pass for one of this report
+
+    rep = Report(run, out)
+    section_header(rep, config, provenance)
+    if provenance is None:
+        rep.lack("provenance", "RUN/provenance.json does not exist")
+    section_compare(rep)
+    laws, why = laws_table(run, config)
+    stages = config.get("stages", [])
+    section_training(rep, config) if "train" in stages else None
+    section_eval(rep, config) if "eval" in stages else None
+    section_probe(rep, config) if "probe" in stages else None
+    section_stages(rep)
+    rep.heading("Missing")
+    if rep.missing:
+        rep.table(["what", "why"], rep.missing)
+    else:
+        rep.para("Nothing: every table and plot of this experiment was produced from this run's outputs.")
+
+    if laws is None:
+        laws = f"Recovered force laws against Newton: not available ({why}).\n"
+    write_atomic(os.path.join(out, "laws.md"), laws)
+    write_atomic(os.path.join(out, "report.md"), rep.to_markdown())
+    write_atomic(os.path.join(out, "report.html"), rep.to_html(f"orbitlaw: {config.get('experiment')}"))
+    summary = {"plots": rep.plots, "missing": [{"what": w, "why": y} for w, y in rep.missing]}
+    write_atomic(os.path.join(out, "report.json"), json.dumps(summary, indent=2) + "\n")
+    print(f"report: {len(rep.plots)} plots, {len(rep.missing)} missing items -> {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

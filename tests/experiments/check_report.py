@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Checks that a run folder's report exists and was made from this run's outputs.
+
+Usage: check_report.py RUN --since EPOCH_SECONDS [--require PLOT.png]... [--no-missing]
+
+- report.md, report.html, laws.md exist and were written after EPOCH (the test's start), as were every PNG
+  the report shows and every stage marker;
+- every image in report.md exists, and report.html inlines exactly that many PNGs (self-contained page);
+- the Training table quotes each model's final train loss as found in its metrics.jsonl, the compare tables
+  of compare/compare.md appear verbatim, and each eval.json's next-token loss appears in the Evaluation table;
+- each --require'd plot is in the report; with --no-missing nothing at all is listed as missing.
+Prints each failure and exits 1 if any.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "experiments"))
+from report import fmt  # noqa: E402  the report's own number format
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("run")
+    parser.add_argument("--since", type=float, required=True)
+    parser.add_argument("--require", action="append", default=[])
+    parser.add_argument("--no-missing", action="store_true")
+    args = parser.parse_args()
+    run, since = args.run, args.since - 1  # file times have 1 s granularity on some filesystems
+    report_dir = os.path.join(run, "report")
+    paths = {name: os.path.join(report_dir, name) for name in ("report.md", "report.html", "laws.md", "report.json")}
+    for name, path in paths.items():
+        if check(os.path.exists(path), f"{name} missing"):
+            check(os.path.getmtime(path) >= since, f"{name} is older than this run")
+    if failures:
+        return report()
+    md = open(paths["report.md"]).read()
+    page = open(paths["report.html"]).read()
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    for image in images:
+        path = os.path.join(report_dir, image)
+        if check(os.path.exists(path), f"plot {image} referenced by report.md does not exist"):
+            check(os.path.getmtime(path) >= since, f"plot {image} is older than this run")
+            check(open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"plot {image} is not a PNG")
+    check(page.count("data:image/png;base64,") == len(images),
+          f"report.html inlines {page.count('data:image/png;base64,')} PNGs, report.md shows {len(images)}")
+    check("src='http" not in page and 'src="http' not in page, "report.html loads something from the network")
+    for plot in args.require:
+        check(plot in images, f"required plot {plot} is not in the report (has: {', '.join(images)})")
+
+    config = json.load(open(os.path.join(run, "experiment.json")))
+    for kind, model in (config.get("models") or {}).items():
+        name = model.get("label", kind)
+        metrics_path = os.path.join(run, "models", kind, "metrics.jsonl")
+        if os.path.exists(metrics_path):
+            rows = [json.loads(line) for line in open(metrics_path) if line.strip()]
+            last = next(r for r in reversed(rows) if "train_loss" in r or "loss" in r)
+            loss = last.get("train_loss", last.get("loss"))
+            check(re.search(rf"^\| {re.escape(name)} \| {last.get('step')} \|.*\| {re.escape(fmt(loss))} \|", md, re.M),
+                  f"Training table does not quote {kind}'s final train loss {fmt(loss)} at step {last.get('step')}")
+        eval_path = os.path.join(run, "models", kind, "eval.json")
+        if os.path.exists(eval_path) and "loss" in json.load(open(eval_path)):
+            loss = json.load(open(eval_path))["loss"]
+            check(f"| {name} | {fmt(loss)} |" in md, f"Evaluation table does not quote {kind}'s loss {fmt(loss)}")
+    compare_md = os.path.join(run, "compare", "compare.md")
+    if os.path.exists(compare_md):
+        for line in open(compare_md):
+            if line.startswith("|"):
+                check(line.rstrip() in md, f"compare.md line not in the report: {line.rstrip()}")
+    for marker in os.listdir(os.path.join(run, "stages")):
+        check(os.path.getmtime(os.path.join(run, "stages", marker)) >= since, f"stage marker {marker} predates this run")
+    missing = json.load(open(paths["report.json"]))["missing"]
+    if args.no_missing:
+        check(not missing, "report lists missing items: " + "; ".join(f"{m['what']} ({m['why']})" for m in missing))
+    return report()
+
+
+def report():
+    for failure in failures:
+        print(f"check_report: FAIL: {failure}")
+    if not failures:
+        print("check_report: report complete and made from this run")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

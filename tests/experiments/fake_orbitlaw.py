@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""A test double of the `orbitlaw` binary for the experiment-driver tests.
+
+It accepts the command lines that experiments/lib/run.sh issues and writes files in the layout and keys that
+docs/experiments.md specifies (the ones experiments/report.py reads), filled with random numbers drawn fresh
+on every call, so a report that quotes them must have been made from this run. Training advances
+FAKE_STEPS steps of FAKE_STEP_SECONDS each, rewrites checkpoint.pt after every step and honours --resume.
+Every invocation is appended to $FAKE_ORBITLAW_CALLS (one line: the arguments) so tests can check which
+stages ran. FAKE_FAIL=<subcommand> makes that subcommand fail like a real stage would.
+"""
+import json
+import os
+import random
+import sys
+import time
+
+import h5py
+import numpy as np
+
+
+def option(args, name, default=None):
+    return args[args.index(name) + 1] if name in args else default
+
+
+def write_json(path, value):
+    with open(path + ".tmp", "w") as f:
+        json.dump(value, f, indent=2)
+    os.replace(path + ".tmp", path)
+
+
+def simulate(args):
+    out = option(args, "--out")
+    with h5py.File(out + ".tmp", "w") as f:
+        f.attrs["format"] = "fake-orbitlaw-trajectories"
+        f["position"] = np.random.default_rng().normal(size=(10, 2))
+    os.replace(out + ".tmp", out)
+
+
+def train(args):
+    out = option(args, "--out")
+    os.makedirs(out, exist_ok=True)
+    steps = int(os.environ.get("FAKE_STEPS", "4"))
+    pause = float(os.environ.get("FAKE_STEP_SECONDS", "0"))
+    checkpoint = os.path.join(out, "checkpoint.pt")
+    metrics = os.path.join(out, "metrics.jsonl")
+    start = 0
+    if "--resume" in args:
+        start = json.load(open(checkpoint))["step"]
+    elif os.path.exists(metrics):
+        os.remove(metrics)
+    loss = 6.0 + random.random()
+    for step in range(start + 1, steps + 1):
+        time.sleep(pause)
+        loss *= 0.8
+        row = {"step": step, "tokens": step * 1024, "train_loss": loss, "lr": 1e-3, "tokens_per_s": 1000.0 + step}
+        if step % 2 == 0:
+            row["val_loss"] = loss * 1.05
+        with open(metrics, "a") as f:
+            f.write(json.dumps(row) + "\n")
+        write_json(checkpoint, {"step": step})
+    write_json(os.path.join(out, "train.provenance.json"), {"stage": "train", "fake": True})
+
+
+def evaluate(args):
+    rng = random.random
+    heads = [{"layer": l, "head": h, "entropy": rng(), "mean_distance": 10 * rng()} for l in range(2) for h in range(2)]
+    write_json(
+        option(args, "--out"),
+        {
+            "loss": 2 + rng(),
+            "accuracy": rng(),
+            "trajectory_error": {
+                str(h): {"model": rng() * h, "previous_position": rng() * h, "per_orbit_mean": rng() * h,
+                         "constant_velocity": rng() * h}
+                for h in (1, 5, 100)
+            },
+            "length_extrapolation": [{"factor": f, "context": 64 * f, "loss": 2 + rng() * f} for f in (1, 2, 4)],
+            "attention": heads,
+        },
+    )
+
+
+def probe(args):
+    out = option(args, "--out")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng()
+    n = 200
+    r, m1, m2 = rng.uniform(0.5, 5, n), rng.uniform(1e-4, 1e-2, n), rng.uniform(1e-4, 1e-2, n)
+    force = 4 * np.pi**2 * m1 * m2 / r**2
+    path = os.path.join(out, "predictions.h5")
+    with h5py.File(path + ".tmp", "w") as f:
+        for name, values in (("r", r), ("m1", m1), ("m2", m2), ("force_true", force)):
+            f[name] = values
+        f["predictions/finetune"] = force * rng.lognormal(0, 0.3, n)
+        f["predictions/knn"] = force * rng.lognormal(0, 0.05, n)
+    os.replace(path + ".tmp", path)
+    galaxies = []
+    for g in range(3):
+        front = [{"complexity": c, "loss": float(rng.uniform(0.1, 1) / c), "score": 0.1, "expression": f"x{c}"}
+                 for c in (1, 3, 5, 7)]
+        galaxies.append({"galaxy": g, "front": front, "best": front[2], "newton": bool(g % 2)})
+    write_json(os.path.join(out, "sr.json"), {"galaxies": galaxies})
+
+
+def compare(args):
+    out = option(args, "--out")
+    dirs = [a for a in args[1:] if os.path.isdir(a) and a != out]
+    rows = []
+    for d in dirs:
+        sr = json.load(open(os.path.join(d, "sr.json")))
+        galaxies = [{"law": g["best"]["expression"], "newton": g["newton"]} for g in sr["galaxies"]]
+        rows.append({"model": os.path.basename(d), "probe": "finetune", "r2": random.random(), "galaxies": galaxies})
+    write_json(os.path.join(out, "compare.json"), {"rows": rows})
+    lines = ["| model | probe | R² |", "|---|---|---|"] + [f"| {r['model']} | {r['probe']} | {r['r2']:.4g} |" for r in rows]
+    with open(os.path.join(out, "compare.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        print("orbitlaw 0.0.0-fake (test double)")
+        return 0
+    calls = os.environ.get("FAKE_ORBITLAW_CALLS")
+    if calls:
+        with open(calls, "a") as f:
+            f.write(" ".join(args) + "\n")
+    command = args[0] if args else ""
+    if os.environ.get("FAKE_FAIL") == command:
+        print(f"orbitlaw: error: fake failure of '{command}'", file=sys.stderr)
+        return 1
+    handlers = {"simulate": simulate, "train": train, "eval": evaluate, "probe": probe, "compare": compare}
+    if command not in handlers:
+        print(f"orbitlaw: error: the test double has no '{command}'", file=sys.stderr)
+        return 2
+    handlers[command](args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

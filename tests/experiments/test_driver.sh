@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Tests of the run-folder driver (experiments/lib/run.sh) and the report, with a test double in place of the
+# orbitlaw binary (fake_orbitlaw.py) so that they check the driver's own behaviour in seconds, whatever state
+# the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
+#
+# usage: test_driver.sh full|resume|errors PYTHON
+set -euo pipefail
+scenario="$1"
+python="$2"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# The test double behind an executable path, as ORBITLAW_BIN requires.
+printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$python" "$here/fake_orbitlaw.py" >"$tmp/orbitlaw"
+chmod +x "$tmp/orbitlaw"
+export ORBITLAW_BIN="$tmp/orbitlaw" ORBITLAW_PYTHON="$python" FAKE_ORBITLAW_CALLS="$tmp/calls"
+run="$tmp/run"
+
+quickstart() { bash "$root/experiments/quickstart.sh" --smoke --out "$run" "$@"; }
+
+case "$scenario" in
+  full)
+    start="$(date +%s)"
+    quickstart >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "quickstart --smoke on the test double failed"; }
+    "$python" "$here/check_report.py" "$run" --since "$start" --no-missing \
+      --require training_curves.png --require trajectory_error.png --require attention_locality.png \
+      --require force_scatter_softmax.png --require force_scatter_lssar.png \
+      --require pareto_softmax.png --require pareto_lssar.png || fail "report check"
+    grep -q "report: $run/report/report.html" "$tmp/out.txt" || fail "the script did not print where the report is"
+    grep -q "Newton recovered" "$tmp/out.txt" || fail "the script did not print the table of recovered laws"
+    for f in experiment.json provenance.json configs/train-lssar.json logs/train-lssar.log; do
+      [ -s "$run/$f" ] || fail "run folder lacks $f"
+    done
+    "$python" - "$run" <<'PY' || fail "provenance"
+import json, sys
+p = json.load(open(sys.argv[1] + "/provenance.json"))
+assert p["seed"] == 1 and p["smoke"] is True and len(p["git_revision"]) >= 7, p
+assert p["config"]["experiment"] == "quickstart"
+assert json.load(open(sys.argv[1] + "/configs/train-lssar.json"))["model"]["attention"] == "lssar"
+PY
+    # A rerun does nothing but print the summary again.
+    : >"$tmp/calls"
+    quickstart >"$tmp/out2.txt" 2>&1 || fail "rerun of a complete run failed"
+    [ ! -s "$tmp/calls" ] || fail "rerun of a complete run called orbitlaw again: $(cat "$tmp/calls")"
+    [ "$(grep -c 'skip' "$tmp/out2.txt")" -ge 10 ] || fail "rerun did not report skipped stages"
+    ;;
+
+  resume)
+    # Interrupt during training, after the first checkpoint of the first model; rerun; check nothing completed
+    # is redone and training continues from its checkpoint.
+    FAKE_STEPS=8 FAKE_STEP_SECONDS=0.5 setsid bash "$root/experiments/quickstart.sh" --smoke --out "$run" \
+      >"$tmp/first.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do
+      [ -f "$run/models/softmax/checkpoint.pt" ] && break
+      sleep 0.1
+    done
+    [ -f "$run/models/softmax/checkpoint.pt" ] || fail "no checkpoint appeared"
+    kill -TERM -- "-$pid"
+    wait "$pid" && fail "the interrupted run exited 0"
+    grep -q "interrupted during stage 'train-softmax'" "$tmp/first.txt" || { cat "$tmp/first.txt"; fail "no interruption message"; }
+    [ ! -f "$run/stages/train-softmax.done" ] || fail "interrupted training was marked done"
+    [ -f "$run/stages/simulate-train.done" ] || fail "simulate did not complete before training"
+    before="$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')"
+    : >"$tmp/calls"
+    FAKE_STEPS=8 quickstart >"$tmp/second.txt" 2>&1 || { cat "$tmp/second.txt"; fail "rerun failed"; }
+    ! grep -q '^simulate' "$tmp/calls" || fail "rerun simulated again"
+    grep -q '^train .*models/softmax --resume$' "$tmp/calls" || fail "rerun did not resume softmax: $(cat "$tmp/calls")"
+    grep -q '^train .*models/lssar$' "$tmp/calls" || fail "rerun did not train lssar from scratch"
+    [ "$before" = "$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')" ] || fail "simulate markers rewritten"
+    [ "$(tail -n1 "$run/models/softmax/metrics.jsonl" | "$python" -c 'import json,sys;print(json.load(sys.stdin)["step"])')" = 8 ] ||
+      fail "resumed training did not reach its last step"
+    ;;
+
+  errors)
+    quickstart >/dev/null 2>&1 || fail "setup run failed"
+    out="$(quickstart --set seed=2 2>&1)" && fail "a run folder with another config was reused"
+    grep -q "was made with a different config" <<<"$out" || fail "unclear message for a config mismatch: $out"
+    out="$(bash "$root/experiments/quickstart.sh" --bogus 2>&1)" && fail "unknown option accepted"
+    [ "$(wc -l <<<"$out")" = 1 ] && grep -q "unknown option '--bogus'" <<<"$out" || fail "unknown option: $out"
+    mkdir -p "$tmp/notarun" && touch "$tmp/notarun/precious"
+    bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/notarun" --fresh >/dev/null 2>&1 && fail "--fresh on a foreign folder"
+    [ -f "$tmp/notarun/precious" ] || fail "--fresh deleted a folder that is not a run folder"
+    # A failing stage stops the run, names the stage, and leaves no marker; later stages do not run.
+    out="$(FAKE_FAIL=eval quickstart --fresh 2>&1)" && fail "a failing stage did not fail the run"
+    grep -q "stage 'eval-softmax' failed (exit 1)" <<<"$out" || fail "unclear message for a failed stage: $out"
+    grep -q "fake failure of 'eval'" <<<"$out" || fail "the failed stage's log tail was not shown"
+    [ ! -e "$run/stages/eval-softmax.done" ] && [ ! -e "$run/stages/probe-softmax.done" ] || fail "markers after a failure"
+    # A missing input is reported as missing, never drawn from anything else.
+    quickstart >/dev/null 2>&1 || fail "completing the run failed"
+    rm "$run/models/lssar/eval.json" "$run/probe/lssar/sr.json"
+    "$python" "$root/experiments/report.py" --run "$run" >/dev/null || fail "report.py on a run with missing inputs"
+    grep -q "missing: evaluation of lssar" "$run/report/report.md" || fail "missing eval not reported"
+    grep -q "missing: Pareto fronts of lssar" "$run/report/report.md" || fail "missing SR front not reported"
+    [ ! -e "$run/report/pareto_lssar.png" ] || fail "a Pareto plot was drawn without its input"
+    ;;
+
+  *) fail "unknown scenario '$scenario'" ;;
+esac
+echo "PASS: driver $scenario"

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# End-to-end tests of the experiment scripts on the real orbitlaw binary, at --smoke size.
+#
+# usage: test_pipeline.sh quickstart|interrupt|paper|gpu-study ORBITLAW PYTHON
+#
+#   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run
+#   interrupt   quickstart --smoke killed after the first checkpoint of training, then rerun: completed
+#               stages are not redone, training resumes, and the report is complete
+#   paper       paper --smoke (every step of the published-scale experiment, tiny)
+#   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
+#
+# While a stage the experiments call is still the foundation's placeholder (its app/cmd_<stage>.cpp says "is not
+# implemented yet"), the test exits 77, which CTest reports as skipped, naming the stage; any other failure,
+# including a stage whose command line does not match the driver's, fails the test.
+set -euo pipefail
+scenario="$1"
+export ORBITLAW_BIN="$2" ORBITLAW_PYTHON="$3"
+python="$3"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+run="$tmp/run"
+export CI=true  # progress output off
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# Runs an experiment; on failure, skips (77) if the failing stage is an unimplemented placeholder.
+experiment() {
+  local name="$1"
+  shift
+  local rc=0
+  bash "$root/experiments/$name.sh" --smoke --out "$run" "$@" >"$tmp/out.txt" 2>&1 || rc=$?
+  [ "$rc" = 0 ] && return 0
+  cat "$tmp/out.txt"
+  if grep -qh "is not implemented yet" "$run"/logs/*.log 2>/dev/null; then
+    echo "SKIP: $(grep -h 'is not implemented yet' "$run"/logs/*.log | head -n1) -- $name cannot run end to end yet"
+    exit 77
+  fi
+  fail "$name --smoke failed (exit $rc)"
+}
+
+check_report() {
+  "$python" "$here/check_report.py" "$run" --since "$1" "${@:2}" || fail "report check"
+}
+
+# The stages the experiments call; while one is still the foundation's placeholder the pipeline cannot run.
+for sub in simulate train eval probe compare; do
+  if grep -q "is not implemented yet" "$root/app/cmd_$sub.cpp"; then
+    echo "SKIP: 'orbitlaw $sub' is still the placeholder in app/cmd_$sub.cpp; $scenario cannot run end to end yet"
+    exit 77
+  fi
+done
+
+start="$(date +%s)"
+case "$scenario" in
+  quickstart)
+    experiment quickstart
+    check_report "$start" --require training_curves.png --require trajectory_error.png \
+      --require force_scatter_softmax.png --require force_scatter_lssar.png
+    grep -q "report: $run/report/report.html" "$tmp/out.txt" || fail "the script did not print where the report is"
+    ;;
+  interrupt)
+    setsid bash "$root/experiments/quickstart.sh" --smoke --out "$run" >"$tmp/first.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 1200); do
+      [ -f "$run/models/softmax/checkpoint.pt" ] && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    if [ ! -f "$run/models/softmax/checkpoint.pt" ]; then
+      wait "$pid" || true
+      cat "$tmp/first.txt"
+      if grep -qh "is not implemented yet" "$run"/logs/*.log 2>/dev/null; then
+        echo "SKIP: $(grep -h 'is not implemented yet' "$run"/logs/*.log | head -n1)"
+        exit 77
+      fi
+      fail "training wrote no checkpoint within 120 s"
+    fi
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    wait "$pid" && echo "note: training finished before the interruption landed"
+    interrupted=0
+    [ -f "$run/stages/train-softmax.done" ] || interrupted=1
+    before="$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')"
+    experiment quickstart
+    grep -q "skip   simulate-train" "$tmp/out.txt" || fail "rerun did not skip the completed simulation"
+    [ "$before" = "$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')" ] || fail "simulation markers rewritten"
+    if [ "$interrupted" = 1 ]; then
+      grep -q "resume train-softmax" "$tmp/out.txt" || fail "rerun did not resume the interrupted training"
+    fi
+    check_report "$start"
+    ;;
+  paper)
+    experiment paper
+    check_report "$start" --require training_curves.png
+    ;;
+  gpu-study)
+    experiment gpu-study
+    check_report "$start" --require training_curves.png
+    ;;
+  *) fail "unknown scenario '$scenario'" ;;
+esac
+echo "PASS: $scenario (smoke) in $(($(date +%s) - start)) s"
