@@ -1,3 +1,210 @@
 #pragma once
-// Public interface of orbitlaw_sr, the symbolic-regression engine.
-namespace orbitlaw::sr {}
+// Public interface of orbitlaw_sr, the symbolic-regression engine: expression trees over named variables and
+// fitted constants, an evolutionary search (parallel populations with migration, Levenberg-Marquardt constant
+// fitting) that returns a Pareto front of formulas, a parser for formulas written like its text output, and
+// SRBench's equivalence rule ("equal to a target law up to a constant factor or offset").
+//
+// Conventions: X holds one sample per row and one variable per column; `names` names the columns. Complexity
+// is the number of nodes in the tree (PySR's default), so 39.478*m1*m2/r^2 in the tree mul(mul(mul(c,m1),m2),
+// inv(square(r))) and in div(mul(mul(c,m1),m2),square(r)) both count the nodes actually present.
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "orbitlaw/config.hpp"  // Json
+
+namespace orbitlaw::sr {
+
+// ---------------------------------------------------------------------------------------------------------------
+// Losses. All are means over rows (weighted means when weights are given).
+//   kL2            (pred - y)^2
+//   kL1            |pred - y|
+//   kRelative      ((pred - y) / y)^2              (y must be non-zero)
+//   kLog           (ln pred - ln y)^2              (y must be > 0; pred <= 0 makes the loss infinite)
+//   kThresholdedL1 max(1e-8, |pred - y|) - 1e-8    (Vafa et al.'s loss)
+enum class LossKind { kL2, kL1, kRelative, kLog, kThresholdedL1 };
+// "l2", "l1", "relative", "log", "thresholded_l1"; throws orbitlaw::Error naming the bad value.
+LossKind parse_loss_kind(const std::string& name);
+std::string to_string(LossKind kind);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Expressions.
+enum class Op : std::uint8_t {
+  kConst,
+  kVar,  // leaves
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,  // binary
+  kNeg,
+  kInv,
+  kAbs,
+  kSquare,
+  kCube,
+  kSqrt,
+  kExp,
+  kLog,
+  kSin,
+  kCos  // unary
+};
+int arity(Op op);
+// Operator names as used in Options::operators and in text: + - * / pow neg inv abs square cube sqrt exp log
+// sin cos
+// ("^" is accepted as a synonym of pow).
+std::string op_name(Op op);
+std::vector<std::string> all_operator_names();
+
+struct Node {
+  Op op = Op::kConst;
+  int var = 0;       // column index for kVar
+  double value = 0;  // constant for kConst
+};
+
+// A tree stored in prefix order (an operator precedes its operands; a subtree is a contiguous range).
+class Expr {
+ public:
+  Expr() = default;
+  explicit Expr(std::vector<Node> prefix) : nodes_(std::move(prefix)) {}
+  static Expr constant(double value) { return Expr({Node{Op::kConst, 0, value}}); }
+  static Expr variable(int column) { return Expr({Node{Op::kVar, column, 0}}); }
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+  std::vector<Node>& nodes() { return nodes_; }
+  bool empty() const { return nodes_.empty(); }
+  int complexity() const { return static_cast<int>(nodes_.size()); }
+  int depth() const;
+  int constant_count() const;
+  // Index one past the end of the subtree starting at `start`.
+  int subtree_end(int start) const;
+
+  // Values on every row of X. Domain errors (log of a negative, 1/0, ...) give NaN or inf in those rows.
+  Eigen::ArrayXd evaluate(const Eigen::MatrixXd& X) const;
+  // Human-readable infix text, parseable by parse(): "39.478*m1*m2/r^2", "cos(cos(2.19*m1))".
+  std::string text(const std::vector<std::string>& names, int significant_digits = 6) const;
+  std::string latex(const std::vector<std::string>& names, int significant_digits = 6) const;
+  // {"op": "mul", "args": [...]}, {"var": "m1"}, {"const": 39.478}.
+  Json json(const std::vector<std::string>& names) const;
+
+ private:
+  std::vector<Node> nodes_;
+};
+
+// Parses infix text: numbers (1.5, 2e-3), variables from `names`, + - * / ^, unary minus, parentheses, and
+// the functions pow(a,b) neg inv abs square cube sqrt exp log sin cos, plus the constant pi. Throws
+// orbitlaw::Error with the position of the problem.
+Expr parse(const std::string& text, const std::vector<std::string>& names);
+
+// Canonical simplification: folds constants, removes neutral elements (x+0, x*1, x^1), merges constant
+// factors and constant terms of products and sums, turns x*x into square(x) and x/(y) into x*inv(y) forms
+// consistently, and orders commutative operands canonically. The result evaluates to the same values (up to
+// rounding).
+Expr simplify(const Expr& expr);
+// Rounds every constant to `significant_digits` significant digits (SRBench's rule uses 3).
+Expr round_constants(const Expr& expr, int significant_digits = 3);
+
+// Loss of an expression on data (weights optional; non-finite predictions give +inf).
+double loss(const Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
+            const Eigen::VectorXd* weights = nullptr);
+
+// Fits the constants of `expr` in place by Levenberg-Marquardt (analytic Jacobian; for L1-type losses
+// iteratively reweighted least squares), with `restarts` extra starts from perturbed constants; keeps the
+// constants only when the loss improves. Returns the loss after fitting.
+double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
+                     const Eigen::VectorXd* weights = nullptr, int restarts = 2, int iterations = 30,
+                     std::uint64_t seed = 0);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Search.
+struct Options {
+  std::vector<std::string> operators = {"+", "-", "*",
+                                        "/"};  // e.g. Vafa et al.: {"+","*","sin","cos","exp","inv"}
+  int max_size = 20;                           // most nodes in an expression
+  int max_depth = 10;                          // deepest path, leaves included
+  int populations = 8;                         // evolved independently between migrations
+  int population_size = 40;
+  int iterations = 200;           // one iteration = population_size mutations in every population
+  double time_limit_seconds = 0;  // 0: no limit. A time limit makes results depend on machine speed.
+  double target_loss = -1;        // stop once the best loss <= target_loss; negative: never
+  int threads = 1;                // results depend only on seed, not on threads (populations own their RNGs)
+  std::uint64_t seed = 0;
+  LossKind loss = LossKind::kL2;
+  int restarts = 1;               // independent searches (seeds seed, seed+1, ...) whose fronts are merged
+  int constant_restarts = 2;      // extra Levenberg-Marquardt starts from perturbed constants
+  int optimizer_iterations = 30;  // LM iterations per start
+  int batch_size = 0;             // > 0 and < rows: constants are fitted on a random subset of this many rows
+  int tournament_size = 8;
+  double parsimony = 0.002;  // selection pressure per node, on losses normalised by the constant model's
+  double migration_fraction = 0.1;  // share of each population replaced by hall-of-fame members per iteration
+  bool progress = false;            // print a progress line (orbitlaw::Progress) on stderr
+};
+
+// Checks operator names, sizes and counts; throws orbitlaw::Error naming the bad setting.
+void validate(const Options& options);
+
+struct FrontEntry {
+  int complexity = 0;
+  double loss = 0;
+  double score = 0;  // -d ln(loss) / d complexity against the previous front entry (0 for the first)
+  std::string text;  // canonical (simplified) form
+  std::string latex;
+  Json json;
+  Expr expr;
+};
+
+struct Result {
+  std::vector<FrontEntry> front;  // increasing complexity, strictly decreasing loss
+  int best = -1;           // PySR's rule: highest score among entries with loss <= 1.5 x the minimum loss
+  int highest_score = -1;  // highest score over the whole front
+  int most_accurate = -1;  // lowest loss
+  int iterations_run = 0;
+  double seconds = 0;
+  std::int64_t evaluations = 0;  // expression evaluations on the data (LM steps included)
+};
+
+// Runs the search. Throws orbitlaw::Error on bad options or data (non-finite values, size mismatch, no rows,
+// y incompatible with the loss such as y <= 0 for kLog).
+Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
+              const Options& options, const Eigen::VectorXd* weights = nullptr);
+
+// Builds a front from arbitrary (complexity, loss) candidates: keeps the best loss per complexity, drops
+// entries not strictly better than every simpler one, computes scores and the three selections. Entries whose
+// text/latex/json are empty are filled from expr when it is not empty.
+Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::string>& names);
+
+// Front as JSON ({"front": [...], "best": i, ...}) and CSV (complexity,loss,score,expression).
+Json result_json(const Result& result);
+std::string result_csv(const Result& result);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Equivalence (SRBench's rule). Constants of `found` are rounded to 3 significant digits, both sides
+// simplified. Then, in this order:
+//   1. symbolic: if simplify(found / target) or simplify(found - target) is a constant, decided (method
+//      "symbolic");
+//   2. numeric: found/target and found-target are evaluated on the rows of `points`; the relation holds when
+//      its values agree to a relative spread of 1e-6 (method "numeric"). Rows where either side is not
+//      finite, or where the target is 0 for the ratio, are skipped; fewer than 2 usable rows means not
+//      equivalent.
+// A zero ratio constant (found = 0) is not an equivalence.
+struct Equivalence {
+  bool equivalent = false;
+  std::string relation = "none";  // "ratio" | "difference" | "none"
+  double constant = 0;            // found / target or found - target
+  std::string method = "none";    // "symbolic" | "numeric" | "none"
+};
+Equivalence check_equivalence(const std::string& found, const std::string& target,
+                              const std::vector<std::string>& names, const Eigen::MatrixXd& points);
+Equivalence check_equivalence(const Expr& found, const Expr& target, const Eigen::MatrixXd& points);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Data tables for the CLI and the probe: columns by name from a CSV file with a header row, or from an HDF5
+// file holding 1-D datasets named by the columns. Throws orbitlaw::Error on a missing file, an unknown
+// column, columns of different lengths, no rows, or non-finite values (naming the column and row).
+struct Table {
+  std::vector<std::string> names;
+  Eigen::MatrixXd columns;  // rows x names.size()
+};
+Table read_table(const std::string& path, const std::vector<std::string>& columns);
+
+}  // namespace orbitlaw::sr

@@ -1,0 +1,215 @@
+// Stack evaluation of a prefix expression read right to left: operands are pushed before their operator, so
+// an operator finds its left operand on top of the stack and its right operand below it.
+#include "evaluator.hpp"
+
+#include <cmath>
+
+namespace orbitlaw::sr {
+namespace {
+
+// Unary operator applied in place.
+void apply_unary(Op op, Eigen::ArrayXd& a) {
+  switch (op) {
+    case Op::kNeg:
+      a = -a;
+      break;
+    case Op::kInv:
+      a = a.inverse();
+      break;
+    case Op::kAbs:
+      a = a.abs();
+      break;
+    case Op::kSquare:
+      a = a.square();
+      break;
+    case Op::kCube:
+      a = a.cube();
+      break;
+    case Op::kSqrt:
+      a = a.sqrt();
+      break;  // NaN below 0
+    case Op::kExp:
+      a = a.exp();
+      break;
+    case Op::kLog:
+      a = a.log();
+      break;  // NaN below 0, -inf at 0
+    case Op::kSin:
+      a = a.sin();
+      break;
+    case Op::kCos:
+      a = a.cos();
+      break;
+    default:
+      break;
+  }
+}
+
+// Derivative of a unary operator at a (before it was applied).
+Eigen::ArrayXd unary_derivative(Op op, const Eigen::ArrayXd& a) {
+  switch (op) {
+    case Op::kNeg:
+      return Eigen::ArrayXd::Constant(a.size(), -1.0);
+    case Op::kInv:
+      return -a.square().inverse();
+    case Op::kAbs:
+      return a.sign();
+    case Op::kSquare:
+      return 2.0 * a;
+    case Op::kCube:
+      return 3.0 * a.square();
+    case Op::kSqrt:
+      return 0.5 / a.sqrt();
+    case Op::kExp:
+      return a.exp();
+    case Op::kLog:
+      return a.inverse();
+    case Op::kSin:
+      return a.cos();
+    case Op::kCos:
+      return -a.sin();
+    default:
+      return Eigen::ArrayXd::Zero(a.size());
+  }
+}
+
+// result (stored in b) = a op b, where a is the left operand.
+void apply_binary(Op op, const Eigen::ArrayXd& a, Eigen::ArrayXd& b) {
+  switch (op) {
+    case Op::kAdd:
+      b = a + b;
+      break;
+    case Op::kSub:
+      b = a - b;
+      break;
+    case Op::kMul:
+      b = a * b;
+      break;
+    case Op::kDiv:
+      b = a / b;
+      break;
+    case Op::kPow:
+      b = a.pow(b);
+      break;  // NaN for a negative base and a non-integer exponent
+    default:
+      break;
+  }
+}
+
+}  // namespace
+
+const Eigen::ArrayXd& Evaluator::values(const Expr& expr) {
+  const auto& nodes = expr.nodes();
+  const Eigen::Index n = X_.rows();
+  if (values_.size() < nodes.size() + 1) values_.resize(nodes.size() + 1);
+  std::size_t top = 0;  // number of entries on the stack
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node& node = *it;
+    switch (arity(node.op)) {
+      case 0:
+        if (node.op == Op::kConst) {
+          values_[top].setConstant(n, node.value);
+        } else {
+          values_[top] = X_.col(node.var).array();
+        }
+        ++top;
+        break;
+      case 1:
+        apply_unary(node.op, values_[top - 1]);
+        break;
+      default:
+        apply_binary(node.op, values_[top - 1], values_[top - 2]);
+        --top;
+        break;
+    }
+  }
+  if (top == 0) {
+    values_[0].setConstant(n, std::nan(""));
+    top = 1;
+  }
+  return values_[top - 1];
+}
+
+const Eigen::ArrayXd& Evaluator::values_and_jacobian(const Expr& expr, Eigen::ArrayXXd& jacobian) {
+  const auto& nodes = expr.nodes();
+  const Eigen::Index n = X_.rows();
+  const int m = expr.constant_count();
+  if (values_.size() < nodes.size() + 1) values_.resize(nodes.size() + 1);
+  if (derivatives_.size() < nodes.size() + 1) derivatives_.resize(nodes.size() + 1);
+  if (has_constant_.size() < nodes.size() + 1) has_constant_.resize(nodes.size() + 1);
+  int constant_index = m;  // constants are met in reverse prefix order
+  std::size_t top = 0;
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node& node = *it;
+    switch (arity(node.op)) {
+      case 0: {
+        auto& d = derivatives_[top];
+        d.setZero(n, m);
+        if (node.op == Op::kConst) {
+          values_[top].setConstant(n, node.value);
+          d.col(--constant_index).setOnes();
+          has_constant_[top] = 1;
+        } else {
+          values_[top] = X_.col(node.var).array();
+          has_constant_[top] = 0;
+        }
+        ++top;
+        break;
+      }
+      case 1: {
+        auto& a = values_[top - 1];
+        if (has_constant_[top - 1]) derivatives_[top - 1].colwise() *= unary_derivative(node.op, a);
+        apply_unary(node.op, a);
+        break;
+      }
+      default: {
+        auto& a = values_[top - 1];
+        auto& b = values_[top - 2];
+        auto& da = derivatives_[top - 1];
+        auto& db = derivatives_[top - 2];
+        const bool ca = has_constant_[top - 1], cb = has_constant_[top - 2];
+        if (ca || cb) {
+          switch (node.op) {
+            case Op::kAdd:
+              db = da + db;
+              break;
+            case Op::kSub:
+              db = da - db;
+              break;
+            case Op::kMul:
+              db = da.colwise() * b + db.colwise() * a;
+              break;
+            case Op::kDiv: {
+              Eigen::ArrayXd inv_b = b.inverse();
+              db = da.colwise() * inv_b - db.colwise() * (a * inv_b.square());
+              break;
+            }
+            case Op::kPow: {
+              Eigen::ArrayXd value = a.pow(b);
+              Eigen::ArrayXXd d = Eigen::ArrayXXd::Zero(n, m);
+              if (ca) d += da.colwise() * (b * a.pow(b - 1.0));
+              if (cb) d += db.colwise() * (value * a.log());
+              db = d;
+              break;
+            }
+            default:
+              break;
+          }
+        }
+        has_constant_[top - 2] = ca || cb;
+        apply_binary(node.op, a, b);
+        --top;
+        break;
+      }
+    }
+  }
+  if (top == 0) {
+    values_[0].setConstant(n, std::nan(""));
+    derivatives_[0].setZero(n, m);
+    top = 1;
+  }
+  jacobian = derivatives_[top - 1];
+  return values_[top - 1];
+}
+
+}  // namespace orbitlaw::sr

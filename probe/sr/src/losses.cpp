@@ -1,0 +1,58 @@
+// The losses of sr.hpp and the public loss() entry point.
+#include "losses.hpp"
+
+#include <cmath>
+
+#include "evaluator.hpp"
+#include "orbitlaw/error.hpp"
+
+namespace orbitlaw::sr {
+
+double loss_of(const Eigen::ArrayXd& prediction, const Eigen::ArrayXd& y, LossKind kind,
+               const Eigen::ArrayXd* weights) {
+  if (!prediction.allFinite()) return INFINITY;
+  Eigen::ArrayXd per_row;
+  switch (kind) {
+    case LossKind::kL2:
+      per_row = (prediction - y).square();
+      break;
+    case LossKind::kL1:
+      per_row = (prediction - y).abs();
+      break;
+    case LossKind::kRelative:
+      per_row = ((prediction - y) / y).square();
+      break;
+    case LossKind::kLog:
+      if ((prediction <= 0).any()) return INFINITY;
+      per_row = (prediction.log() - y.log()).square();
+      break;
+    case LossKind::kThresholdedL1:
+      per_row = (prediction - y).abs().max(1e-8) - 1e-8;
+      break;
+  }
+  double value = weights ? (per_row * *weights).sum() / weights->sum() : per_row.mean();
+  return std::isfinite(value) ? value : INFINITY;
+}
+
+void check_targets(const Eigen::ArrayXd& y, LossKind kind) {
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    if (kind == LossKind::kLog && !(y[i] > 0)) {
+      throw Error("the log loss needs positive targets, but row " + std::to_string(i + 1) +
+                  " has y = " + std::to_string(y[i]));
+    }
+    if (kind == LossKind::kRelative && y[i] == 0) {
+      throw Error("the relative loss needs non-zero targets, but row " + std::to_string(i + 1) +
+                  " has y = 0");
+    }
+  }
+}
+
+double loss(const Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
+            const Eigen::VectorXd* weights) {
+  Evaluator evaluator(X);
+  Eigen::ArrayXd w;
+  if (weights) w = weights->array();
+  return loss_of(evaluator.values(expr), y.array(), kind, weights ? &w : nullptr);
+}
+
+}  // namespace orbitlaw::sr

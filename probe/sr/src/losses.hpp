@@ -1,0 +1,16 @@
+#pragma once
+// Loss functions on predictions, and the check that targets suit a loss.
+#include <Eigen/Core>
+
+#include "orbitlaw/sr.hpp"
+
+namespace orbitlaw::sr {
+
+// Mean (or weighted mean) loss; +inf if any prediction is not finite.
+double loss_of(const Eigen::ArrayXd& prediction, const Eigen::ArrayXd& y, LossKind kind,
+               const Eigen::ArrayXd* weights);
+
+// Throws orbitlaw::Error if y cannot be used with the loss (y <= 0 for kLog, y == 0 for kRelative).
+void check_targets(const Eigen::ArrayXd& y, LossKind kind);
+
+}  // namespace orbitlaw::sr

@@ -1,1 +1,0 @@
-#include "orbitlaw/sr.hpp"
