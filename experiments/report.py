@@ -504,7 +504,9 @@ def plot_force_arrows(rep, config, kind, path):
 
     with h5py.File(path, "r") as f:
         if "force_true_vec" not in f:
-            return  # a force-magnitude probe: no vectors to draw (not an omission)
+            if (config.get("probe") or {}).get("task") == "force-vector":
+                rep.lack(f"force-arrow figure of {kind}", f"{rep.rel(path)} has no 'force_true_vec'")
+            return  # a force-magnitude probe has no vectors to draw
         pos = np.asarray(f["position"][...], dtype=float)
         true = np.asarray(f["force_true_vec"][...], dtype=float)
         group = f.get("predictions_vec")
@@ -587,7 +589,8 @@ def main():
     section_header(rep, config, provenance)
     if provenance is None:
         rep.lack("provenance", "RUN/provenance.json does not exist")
-    section_compare(rep)
+    if "compare" in config.get("stages", []):
+        section_compare(rep)
     laws, why = laws_table(run, config)
     stages = config.get("stages", [])
     section_training(rep, config) if "train" in stages else None

@@ -93,6 +93,13 @@ def probe(args):
             f[name] = values
         f["predictions/finetune"] = force * rng.lognormal(0, 0.3, n)
         f["predictions/knn"] = force * rng.lognormal(0, 0.05, n)
+        config = json.load(open(option(args, "--config"))) if "--config" in args else {}
+        if config.get("task") == "force-vector":
+            angle = rng.uniform(0, 2 * np.pi, n)
+            body = rng.integers(0, 8, n)
+            pos = np.stack([np.cos(angle), np.sin(angle)], 1) * (1 + body[:, None])
+            f["position"], f["body"], f["force_true_vec"] = pos, body, -pos
+            f["predictions_vec/finetune"] = -pos + rng.normal(0, 0.2, pos.shape)
     os.replace(path + ".tmp", path)
     galaxies = []
     for g in range(3):
