@@ -1,0 +1,70 @@
+#pragma once
+// Model configuration (DESIGN.md section 4) and the named presets: the paper's 109M GPT and CPU-sized ones.
+#include <string>
+#include <vector>
+
+#include "orbitlaw/config.hpp"
+#include "orbitlaw/model/tokenizer.hpp"
+
+namespace orbitlaw::model {
+
+// The attention kinds of DESIGN.md section 5.
+enum class AttentionKind { kSoftmax, kLssa, kLssar, kSsmax, kWindow };
+std::string to_string(AttentionKind kind);
+AttentionKind parse_attention_kind(const std::string& name);  // "softmax", "lssa", ...; throws Error
+
+struct AttentionSpec {
+  AttentionKind kind = AttentionKind::kSoftmax;
+  double p = 15;            // LSSAR power (>= 1)
+  int offset_rows = 3;      // LSSAR: O_i = 0 on the first offset_rows rows, 1 afterwards
+  int window = 128;         // sliding-window softmax: each row sees its last `window` keys (itself included)
+  double ssmax_init = 1;    // SSMax: initial value of the learnable per-head scale s
+  bool allow_fused = true;  // use the fused CUDA kernel for lssa/lssar on CUDA tensors when it is compiled in
+};
+
+enum class Positional { kLearned, kRope };
+
+struct ModelConfig {
+  int n_layer = 12;
+  int n_head = 12;
+  int n_embd = 768;
+  int vocab = 7003;      // per channel; must equal the tokenizer's vocab()
+  int block_size = 999;  // training context (positions); learned positions cap the input length to this
+  AttentionSpec attention;
+  Positional positional = Positional::kLearned;
+  double rope_theta = 10000;
+  double dropout = 0;
+  bool bias = true;
+
+  int head_dim() const { return n_embd / n_head; }
+  void validate() const;  // throws Error on an inconsistent setting
+  Json to_json() const;
+  static ModelConfig from_config(ConfigReader& section, const ModelConfig& defaults);
+  static ModelConfig from_json(const Json& json);
+  bool operator==(const ModelConfig& other) const { return to_json() == other.to_json(); }
+};
+
+// Default training settings of a preset; the train command reads its "train" section on top of these.
+struct TrainDefaults {
+  int batch_size = 8;  // sequences per micro-batch
+  int grad_accum = 1;  // micro-batches per optimizer step
+  double lr = 6e-4;
+  double min_lr = 6e-5;
+  int warmup_steps = 100;
+  int max_steps = 1000;
+};
+
+struct Preset {
+  std::string name;
+  TokenizerConfig tokenizer;
+  ModelConfig model;
+  TrainDefaults train;
+};
+
+// "paper-109m" (Vafa et al.: 12 x 12 x 768, context 999, 7000 bins; 108.53M parameters), "small"
+// (4 x 4 x 128, context 256, 500 bins) and "tiny" (2 x 2 x 64, context 128, 500 bins). Throws Error naming
+// the known presets for an unknown name.
+Preset preset(const std::string& name);
+std::vector<std::string> preset_names();
+
+}  // namespace orbitlaw::model

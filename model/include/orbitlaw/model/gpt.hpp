@@ -1,0 +1,80 @@
+#pragma once
+// The GPT of Vafa et al. (DESIGN.md section 4) in LibTorch: two embedding tables (x and y) concatenated and
+// projected to n_embd, learned absolute positions or RoPE, pre-LayerNorm blocks with a GELU MLP (4x), and a
+// head producing logits for x and y.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "orbitlaw/model/config.hpp"
+
+namespace orbitlaw::model {
+
+struct GptOutput {
+  torch::Tensor x_logits;  // [B, T, vocab]
+  torch::Tensor y_logits;  // [B, T, vocab]
+};
+
+class CausalSelfAttentionImpl : public torch::nn::Module {
+ public:
+  explicit CausalSelfAttentionImpl(const ModelConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+  torch::Tensor attention_weights(const torch::Tensor& x);  // [B, H, T, T]
+
+ private:
+  std::vector<torch::Tensor> project_qkv(const torch::Tensor& x);  // q, k, v as [B, H, T, d]
+  ModelConfig config_;
+  torch::nn::Linear c_attn_{nullptr};
+  torch::nn::Linear c_proj_{nullptr};
+  torch::Tensor ssmax_scale_;  // [H], only for ssmax
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  explicit BlockImpl(const ModelConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+  CausalSelfAttention& attn() { return attn_; }
+  torch::nn::LayerNorm& ln_1() { return ln_1_; }
+
+ private:
+  torch::nn::LayerNorm ln_1_{nullptr}, ln_2_{nullptr};
+  CausalSelfAttention attn_{nullptr};
+  torch::nn::Linear fc_{nullptr}, fc_proj_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(Block);
+
+class GptImpl : public torch::nn::Module {
+ public:
+  explicit GptImpl(const ModelConfig& config);
+
+  // tokens [B, T, 2] int64 (T <= block_size for learned positions) -> logits for the next x and y token.
+  GptOutput forward(const torch::Tensor& tokens);
+  // n_layer + 2 tensors [B, T, n_embd]: embedding output, after each block, final post-LayerNorm.
+  std::vector<torch::Tensor> hidden_states(const torch::Tensor& tokens);
+  // n_layer tensors [B, H, T, T]: each layer's attention weights (diagnostics; O(T^2) memory).
+  std::vector<torch::Tensor> attention_maps(const torch::Tensor& tokens);
+
+  std::int64_t n_embd() const { return config_.n_embd; }
+  const ModelConfig& config() const { return config_; }
+  std::int64_t parameter_count() const;
+
+ private:
+  torch::Tensor embed(const torch::Tensor& tokens);
+  ModelConfig config_;
+  torch::nn::Embedding wte_x_{nullptr}, wte_y_{nullptr}, wpe_{nullptr};
+  torch::nn::Linear in_proj_{nullptr};
+  torch::nn::ModuleList blocks_{nullptr};
+  torch::nn::LayerNorm ln_f_{nullptr};
+  torch::nn::Linear head_{nullptr};  // n_embd -> 2 * vocab (x logits, then y logits)
+};
+TORCH_MODULE(Gpt);
+
+// Mean cross-entropy over the x and y channels against targets [B, T, 2]; positions whose target is
+// `ignore_index` (the tokenizer's pad token) do not count.
+torch::Tensor next_token_loss(const GptOutput& output, const torch::Tensor& targets,
+                              std::int64_t ignore_index);
+
+}  // namespace orbitlaw::model

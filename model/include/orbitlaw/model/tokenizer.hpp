@@ -1,0 +1,60 @@
+#pragma once
+// Trajectory tokenizer (DESIGN.md section 3, Vafa et al. reproduced exactly by default): each coordinate is
+// binned uniformly over [lo, hi] AU; a sequence position is one body's (x_bin, y_bin) pair; row 0 holds the
+// cadence token in both channels; then, per time step, the bodies interleaved planet_1 .. planet_N, star.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "orbitlaw/config.hpp"
+#include "orbitlaw/dataset.hpp"
+
+namespace orbitlaw::model {
+
+struct TokenizerConfig {
+  int bins = 7000;  // bins per coordinate
+  double lo = -50;  // AU, lower edge of bin 0
+  double hi = 50;   // AU, upper edge of the last bin
+  int rows = 1000;  // sequence length in rows, cadence row included (the model sees rows - 1 positions)
+  double week_cadence = 7.0 / 365.25;  // years; encoded as token bins + 0
+  double half_year_cadence = 0.5;      // years; encoded as token bins + 1
+
+  // Token layout per channel: [0, bins) coordinate bins, bins / bins + 1 cadence tokens, bins + 2 padding
+  // (the spare token; also the ignore index of the loss).
+  int vocab() const { return bins + 3; }
+  std::int64_t week_token() const { return bins; }
+  std::int64_t half_year_token() const { return bins + 1; }
+  std::int64_t pad_token() const { return bins + 2; }
+  double bin_width() const { return (hi - lo) / bins; }
+
+  // Bin of one coordinate; values outside [lo, hi) are clamped to the edge bins.
+  std::int64_t bin_of(double au) const;
+  // Centre of bin `token` in AU; throws Error for a token that is not a coordinate bin.
+  double decode(std::int64_t token) const;
+  // Token of a cadence in years; throws Error if it is neither cadence (0.1% tolerance).
+  std::int64_t cadence_token(double cadence_years) const;
+
+  void validate() const;  // throws Error on an unusable setting (bins < 2, hi <= lo, rows < 2, vocab > 65535)
+  Json to_json() const;
+  // Reads the keys of a "tokenizer" section, `defaults` supplying what is absent; unknown keys are rejected.
+  static TokenizerConfig from_config(ConfigReader& section, const TokenizerConfig& defaults);
+  static TokenizerConfig from_json(const Json& json);  // the exact inverse of to_json (checkpoints)
+  bool operator==(const TokenizerConfig&) const = default;
+};
+
+struct TokenizedSequence {
+  torch::Tensor tokens;  // [L, 2] int64 (x bin, y bin); L <= rows; row 0 is the cadence token
+  std::vector<int> row;  // per position: the system's row (step * n_bodies + body), or -1 for the cadence
+  int n_bodies = 0;
+  int clamped = 0;  // coordinates that fell outside [lo, hi) and were clamped to an edge bin
+};
+
+// Encodes the first rows - 1 observations of a planar system (dim 2; throws Error otherwise).
+TokenizedSequence encode(const simulator::System& system, const TokenizerConfig& config);
+
+// Decodes a [..., 2] tensor of coordinate tokens to AU (bin centres), as a float64 tensor of the same shape.
+// Tokens that are not coordinate bins decode to NaN.
+torch::Tensor decode_tokens(const torch::Tensor& tokens, const TokenizerConfig& config);
+
+}  // namespace orbitlaw::model

@@ -1,0 +1,170 @@
+#include "orbitlaw/model/gpt.hpp"
+
+#include <cmath>
+
+#include "orbitlaw/model/attention.hpp"
+
+namespace orbitlaw::model {
+
+namespace {
+
+namespace nn = torch::nn;
+
+// Beyond this length the reference attention processes query rows in chunks (memory O(chunk * T)).
+constexpr std::int64_t kChunkAbove = 2048;
+constexpr std::int64_t kQueryChunk = 1024;
+
+nn::Linear linear(int in, int out, bool bias) { return nn::Linear(nn::LinearOptions(in, out).bias(bias)); }
+
+// LayerNorm always has its weight and bias (LibTorch's LayerNorm has no bias-free form); `bias` in the config
+// concerns the linear layers.
+nn::LayerNorm layer_norm(int width) {
+  return nn::LayerNorm(nn::LayerNormOptions({width}).elementwise_affine(true));
+}
+
+}  // namespace
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config) : config_(config) {
+  c_attn_ = register_module("c_attn", linear(config.n_embd, 3 * config.n_embd, config.bias));
+  c_proj_ = register_module("c_proj", linear(config.n_embd, config.n_embd, config.bias));
+  if (config.attention.kind == AttentionKind::kSsmax) {
+    ssmax_scale_ =
+        register_parameter("ssmax_scale", torch::full({config.n_head}, config.attention.ssmax_init));
+  }
+}
+
+std::vector<torch::Tensor> CausalSelfAttentionImpl::project_qkv(const torch::Tensor& x) {
+  const auto b = x.size(0);
+  const auto t = x.size(1);
+  auto qkv = c_attn_->forward(x).split(config_.n_embd, -1);
+  std::vector<torch::Tensor> heads;
+  for (auto& part : qkv) {
+    heads.push_back(part.view({b, t, config_.n_head, config_.head_dim()}).transpose(1, 2));  // [B, H, T, d]
+  }
+  if (config_.positional == Positional::kRope) {
+    heads[0] = apply_rope(heads[0], config_.rope_theta);
+    heads[1] = apply_rope(heads[1], config_.rope_theta);
+  }
+  return heads;
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const auto b = x.size(0);
+  const auto t = x.size(1);
+  auto qkv = project_qkv(x);
+  auto y =
+      attention(qkv[0], qkv[1], qkv[2], config_.attention, ssmax_scale_, t > kChunkAbove ? kQueryChunk : 0);
+  return c_proj_->forward(y.transpose(1, 2).contiguous().view({b, t, config_.n_embd}));
+}
+
+torch::Tensor CausalSelfAttentionImpl::attention_weights(const torch::Tensor& x) {
+  auto qkv = project_qkv(x);
+  return model::attention_weights(qkv[0], qkv[1], config_.attention, ssmax_scale_);
+}
+
+BlockImpl::BlockImpl(const ModelConfig& config) {
+  ln_1_ = register_module("ln_1", layer_norm(config.n_embd));
+  attn_ = register_module("attn", CausalSelfAttention(config));
+  ln_2_ = register_module("ln_2", layer_norm(config.n_embd));
+  fc_ = register_module("c_fc", linear(config.n_embd, 4 * config.n_embd, config.bias));
+  fc_proj_ = register_module("c_proj", linear(4 * config.n_embd, config.n_embd, config.bias));
+  dropout_ = register_module("dropout", nn::Dropout(config.dropout));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+  auto h = x + dropout_->forward(attn_->forward(ln_1_->forward(x)));
+  return h + dropout_->forward(fc_proj_->forward(torch::gelu(fc_->forward(ln_2_->forward(h)))));
+}
+
+GptImpl::GptImpl(const ModelConfig& config) : config_(config) {
+  config_.validate();
+  wte_x_ = register_module("wte_x", nn::Embedding(config.vocab, config.n_embd));
+  wte_y_ = register_module("wte_y", nn::Embedding(config.vocab, config.n_embd));
+  in_proj_ = register_module("in_proj", linear(2 * config.n_embd, config.n_embd, config.bias));
+  if (config.positional == Positional::kLearned) {
+    wpe_ = register_module("wpe", nn::Embedding(config.block_size, config.n_embd));
+  }
+  blocks_ = register_module("blocks", nn::ModuleList());
+  for (int i = 0; i < config.n_layer; ++i) blocks_->push_back(Block(config));
+  ln_f_ = register_module("ln_f", layer_norm(config.n_embd));
+  head_ = register_module("head", linear(config.n_embd, 2 * config.vocab, config.bias));
+
+  // nanoGPT initialisation: N(0, 0.02) weights, zero biases, residual projections scaled by 1/sqrt(2
+  // n_layer).
+  torch::NoGradGuard no_grad;
+  for (auto& item : named_parameters()) {
+    const auto& name = item.key();
+    auto& p = item.value();
+    const bool is_norm = name.find("ln_") != std::string::npos;
+    if (is_norm || name.find("ssmax_scale") != std::string::npos) continue;  // keep their defaults
+    if (name.ends_with(".bias")) {
+      p.zero_();
+    } else if (name.ends_with("c_proj.weight")) {
+      p.normal_(0, 0.02 / std::sqrt(2.0 * config.n_layer));
+    } else {
+      p.normal_(0, 0.02);
+    }
+  }
+}
+
+torch::Tensor GptImpl::embed(const torch::Tensor& tokens) {
+  TORCH_CHECK(tokens.dim() == 3 && tokens.size(2) == 2, "Gpt expects tokens [B, T, 2]");
+  const auto t = tokens.size(1);
+  if (config_.positional == Positional::kLearned && t > config_.block_size) {
+    throw Error("input of " + std::to_string(t) + " positions exceeds the learned-position context of " +
+                std::to_string(config_.block_size) + " (use positional=rope for longer inputs)");
+  }
+  auto x = torch::cat({wte_x_->forward(tokens.select(2, 0)), wte_y_->forward(tokens.select(2, 1))}, -1);
+  x = in_proj_->forward(x);
+  if (wpe_) x = x + wpe_->forward(torch::arange(t, tokens.options().dtype(torch::kInt64)));
+  return x;
+}
+
+GptOutput GptImpl::forward(const torch::Tensor& tokens) {
+  auto x = embed(tokens);
+  for (auto& block : *blocks_) x = block->as<Block>()->forward(x);
+  auto logits = head_->forward(ln_f_->forward(x)).split(config_.vocab, -1);
+  return {logits[0], logits[1]};
+}
+
+std::vector<torch::Tensor> GptImpl::hidden_states(const torch::Tensor& tokens) {
+  std::vector<torch::Tensor> states;
+  auto x = embed(tokens);
+  states.push_back(x);
+  for (auto& block : *blocks_) {
+    x = block->as<Block>()->forward(x);
+    states.push_back(x);
+  }
+  states.push_back(ln_f_->forward(x));
+  return states;
+}
+
+std::vector<torch::Tensor> GptImpl::attention_maps(const torch::Tensor& tokens) {
+  std::vector<torch::Tensor> maps;
+  auto x = embed(tokens);
+  for (auto& module : *blocks_) {
+    auto* block = module->as<Block>();
+    maps.push_back(block->attn()->attention_weights(block->ln_1()->forward(x)));
+    x = block->forward(x);
+  }
+  return maps;
+}
+
+std::int64_t GptImpl::parameter_count() const {
+  std::int64_t total = 0;
+  for (const auto& p : parameters()) total += p.numel();
+  return total;
+}
+
+torch::Tensor next_token_loss(const GptOutput& output, const torch::Tensor& targets,
+                              std::int64_t ignore_index) {
+  auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(ignore_index);
+  const auto v = output.x_logits.size(-1);
+  auto loss_x = torch::nn::functional::cross_entropy(output.x_logits.reshape({-1, v}).to(torch::kFloat32),
+                                                     targets.select(-1, 0).reshape({-1}), options);
+  auto loss_y = torch::nn::functional::cross_entropy(output.y_logits.reshape({-1, v}).to(torch::kFloat32),
+                                                     targets.select(-1, 1).reshape({-1}), options);
+  return 0.5 * (loss_x + loss_y);
+}
+
+}  // namespace orbitlaw::model
