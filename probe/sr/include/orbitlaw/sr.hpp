@@ -126,8 +126,11 @@ struct Options {
   int population_size = 40;
   int iterations = 200;           // one iteration = population_size mutations in every population
   double time_limit_seconds = 0;  // 0: no limit. A time limit makes results depend on machine speed.
-  double target_loss = -1;        // stop once the best loss <= target_loss; negative: never
-  int threads = 1;                // results depend only on seed, not on threads (populations own their RNGs)
+  // Stop once some expression has loss <= target_loss and the simplest such expression has not become simpler
+  // for target_patience iterations (so a simpler exact form can still be found). Negative: never.
+  double target_loss = -1;
+  int target_patience = 5;
+  int threads = 1;  // results depend only on seed, not on threads (populations own their RNGs)
   std::uint64_t seed = 0;
   LossKind loss = LossKind::kL2;
   int restarts = 1;               // independent searches (seeds seed, seed+1, ...) whose fronts are merged
@@ -170,8 +173,15 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
 
 // Builds a front from arbitrary (complexity, loss) candidates: keeps the best loss per complexity, drops
 // entries not strictly better than every simpler one, computes scores and the three selections. Entries whose
-// text/latex/json are empty are filled from expr when it is not empty.
-Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::string>& names);
+// text/latex/json are empty are filled from expr when it is not empty. Losses below `loss_floor` count as
+// equal to it for dominance, scores and selections (reported losses are untouched): without a floor, rounding
+// noise (1e-31 against 1e-32 on noiseless data) would decide between exact expressions. search() uses
+// loss_floor(kind, loss of the best constant model).
+Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::string>& names,
+                  double loss_floor = 0);
+// Rounding level of a loss relative to the constant model's loss `reference`: 1e-24 x reference for the
+// squared losses (L2, relative, log), 1e-12 x reference for the L1 losses.
+double loss_floor(LossKind kind, double reference);
 
 // Front as JSON ({"front": [...], "best": i, ...}) and CSV (complexity,loss,score,expression).
 Json result_json(const Result& result);
@@ -183,7 +193,7 @@ std::string result_csv(const Result& result);
 //   1. symbolic: if simplify(found / target) or simplify(found - target) is a constant, decided (method
 //      "symbolic");
 //   2. numeric: found/target and found-target are evaluated on the rows of `points`; the relation holds when
-//      its values agree to a relative spread of 1e-6 (method "numeric"). Rows where either side is not
+//      its values agree to a relative spread of 1e-8 (method "numeric"). Rows where either side is not
 //      finite, or where the target is 0 for the ratio, are skipped; fewer than 2 usable rows means not
 //      equivalent.
 // A zero ratio constant (found = 0) is not an equivalence.

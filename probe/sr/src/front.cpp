@@ -1,0 +1,124 @@
+// The Pareto front, its scores and the three model selections, and its JSON and CSV forms.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "orbitlaw/sr.hpp"
+
+namespace orbitlaw::sr {
+namespace {
+
+std::string csv_quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string number(double v) {
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return buffer;
+}
+
+}  // namespace
+
+double loss_floor(LossKind kind, double reference) {
+  bool squared = kind == LossKind::kL2 || kind == LossKind::kRelative || kind == LossKind::kLog;
+  return (squared ? 1e-24 : 1e-12) * reference;
+}
+
+Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::string>& names,
+                  double loss_floor) {
+  // ln(0) would make scores infinite: the floor is at least the smallest normal double.
+  const double floor = std::max(loss_floor, std::numeric_limits<double>::min());
+  auto floored = [floor](double loss) { return std::max(loss, floor); };
+  auto log_loss_floor = [&](double loss) { return std::log(floored(loss)); };
+  std::map<int, FrontEntry> best_per_complexity;
+  for (auto& c : candidates) {
+    if (!std::isfinite(c.loss)) continue;
+    auto it = best_per_complexity.find(c.complexity);
+    if (it == best_per_complexity.end() || c.loss < it->second.loss)
+      best_per_complexity[c.complexity] = std::move(c);
+  }
+  Result result;
+  double best_loss = INFINITY;
+  for (auto& [complexity, entry] : best_per_complexity) {
+    if (!(floored(entry.loss) < best_loss)) continue;  // dominated by a simpler expression
+    best_loss = floored(entry.loss);
+    result.front.push_back(std::move(entry));
+  }
+  for (std::size_t i = 0; i < result.front.size(); ++i) {
+    FrontEntry& e = result.front[i];
+    if (i == 0) {
+      e.score = 0;
+    } else {
+      const FrontEntry& prev = result.front[i - 1];
+      e.score = -(log_loss_floor(e.loss) - log_loss_floor(prev.loss)) / (e.complexity - prev.complexity);
+    }
+    if (!e.expr.empty()) {
+      if (e.text.empty()) e.text = e.expr.text(names);
+      if (e.latex.empty()) e.latex = e.expr.latex(names);
+      if (e.json.is_null()) e.json = e.expr.json(names);
+    }
+  }
+  if (result.front.empty()) return result;
+  const int n = static_cast<int>(result.front.size());
+  result.most_accurate = n - 1;
+  result.highest_score = 0;
+  for (int i = 1; i < n; ++i) {
+    if (result.front[i].score > result.front[result.highest_score].score) result.highest_score = i;
+  }
+  // PySR's "best": highest score among the entries within 1.5x of the lowest loss.
+  const double threshold = 1.5 * floored(result.front.back().loss);
+  for (int i = 0; i < n; ++i) {
+    if (floored(result.front[i].loss) > threshold) continue;
+    if (result.best < 0 || result.front[i].score > result.front[result.best].score) result.best = i;
+  }
+  return result;
+}
+
+Json result_json(const Result& result) {
+  Json front = Json::array();
+  for (const auto& e : result.front) {
+    front.push_back({{"complexity", e.complexity},
+                     {"loss", e.loss},
+                     {"score", e.score},
+                     {"text", e.text},
+                     {"latex", e.latex},
+                     {"expression", e.json}});
+  }
+  return {{"front", front},
+          {"best", result.best},
+          {"highest_score", result.highest_score},
+          {"most_accurate", result.most_accurate},
+          {"iterations_run", result.iterations_run},
+          {"seconds", result.seconds},
+          {"evaluations", result.evaluations}};
+}
+
+std::string result_csv(const Result& result) {
+  std::string out = "complexity,loss,score,selection,expression\n";
+  for (int i = 0; i < static_cast<int>(result.front.size()); ++i) {
+    const auto& e = result.front[i];
+    std::string selection;
+    if (i == result.best) selection += "best ";
+    if (i == result.highest_score) selection += "score ";
+    if (i == result.most_accurate) selection += "accuracy ";
+    if (!selection.empty()) selection.pop_back();
+    out.append(std::to_string(e.complexity)).append(",").append(number(e.loss)).append(",");
+    out.append(number(e.score))
+        .append(",")
+        .append(selection)
+        .append(",")
+        .append(csv_quote(e.text))
+        .append("\n");
+  }
+  return out;
+}
+
+}  // namespace orbitlaw::sr

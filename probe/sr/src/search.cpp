@@ -1,0 +1,374 @@
+// The evolutionary search. Several populations evolve independently for one iteration (population_size
+// variations each, in parallel threads), then meet at a synchronisation point: their halls of fame merge and
+// each population takes in copies of Pareto-front members (migration). Every population owns its random
+// generator, seeded from (seed, restart, population), and the synchronisation order is fixed, so a given seed
+// gives the same result with any number of threads (unless a time limit cuts an iteration short).
+//
+// Selection: tournaments on fitness = ln(loss / loss of the best constant) + parsimony * complexity; the
+// oldest member is replaced by each child (age-regularised evolution). Every child has its constants fitted
+// by Levenberg-Marquardt (on a batch when batch_size is set) before its loss on all rows is measured.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <thread>
+
+#include "constant_fit.hpp"
+#include "evaluator.hpp"
+#include "losses.hpp"
+#include "mutations.hpp"
+#include "orbitlaw/error.hpp"
+#include "orbitlaw/progress.hpp"
+#include "orbitlaw/sr.hpp"
+
+namespace orbitlaw::sr {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Member {
+  Expr expr;
+  double loss = INFINITY;
+  double fitness = INFINITY;
+  std::int64_t birth = 0;
+};
+
+// Best member per complexity.
+class HallOfFame {
+ public:
+  explicit HallOfFame(int max_size) : slots_(max_size + 1) {}
+  void offer(const Member& m) {
+    int c = m.expr.complexity();
+    if (c >= static_cast<int>(slots_.size()) || !std::isfinite(m.loss)) return;
+    if (!slots_[c] || m.loss < slots_[c]->loss) slots_[c] = m;
+  }
+  void merge(const HallOfFame& other) {
+    for (const auto& slot : other.slots_) {
+      if (slot) offer(*slot);
+    }
+  }
+  // Members not dominated by a simpler one, by increasing complexity.
+  std::vector<Member> pareto() const {
+    std::vector<Member> out;
+    double best = INFINITY;
+    for (const auto& slot : slots_) {
+      if (slot && slot->loss < best) {
+        out.push_back(*slot);
+        best = slot->loss;
+      }
+    }
+    return out;
+  }
+  double min_loss() const {
+    double best = INFINITY;
+    for (const auto& slot : slots_) {
+      if (slot) best = std::min(best, slot->loss);
+    }
+    return best;
+  }
+  std::vector<Member> all() const {
+    std::vector<Member> out;
+    for (const auto& slot : slots_) {
+      if (slot) out.push_back(*slot);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::optional<Member>> slots_;
+};
+
+// Read-only data shared by all populations of one search.
+struct Problem {
+  const Eigen::MatrixXd& X;
+  Eigen::ArrayXd y;
+  std::optional<Eigen::ArrayXd> weights;
+  const Options& options;
+  OperatorSet operators;
+  double reference_loss = 1;  // loss of the best constant model, to make fitness scale-free
+  double loss_floor = 0;      // losses below this are rounding noise (see loss_floor())
+};
+
+class Population {
+ public:
+  Population(const Problem& problem, std::uint64_t seed)
+      : problem_(problem),
+        rng_(seed),
+        mutator_(problem.operators, problem.options.max_size, problem.options.max_depth),
+        evaluator_(problem.X),
+        hall_(problem.options.max_size) {
+    const Options& o = problem.options;
+    for (int k = 0; k < o.population_size; ++k) {
+      Expr e =
+          mutator_.random_tree(std::uniform_int_distribution<int>(1, std::min(o.max_size, 7))(rng_), rng_);
+      if (!mutator_.fits(e)) e = mutator_.random_tree(1, rng_);
+      members_.push_back(make_member(std::move(e)));
+    }
+  }
+
+  // population_size variations; stops early past `deadline`.
+  void evolve(Clock::time_point deadline, bool has_deadline) {
+    const Options& o = problem_.options;
+    choose_batch();
+    for (int k = 0; k < o.population_size; ++k) {
+      if (has_deadline && (k % 8 == 0) && Clock::now() > deadline) break;
+      Expr child;
+      if (uniform() < 0.1) {
+        child = mutator_.crossover(tournament().expr, tournament().expr, rng_);
+      } else {
+        child = mutator_.mutate(tournament().expr, rng_);
+      }
+      if (uniform() < 0.5) child = fold_constants(child);
+      replace_oldest(make_member(std::move(child)));
+    }
+  }
+
+  void migrate(const std::vector<Member>& front) {
+    if (front.empty()) return;
+    int count = static_cast<int>(std::lround(problem_.options.migration_fraction * members_.size()));
+    for (int k = 0; k < count; ++k) {
+      Member m = front[std::uniform_int_distribution<std::size_t>(0, front.size() - 1)(rng_)];
+      m.birth = ++clock_;
+      members_[std::uniform_int_distribution<std::size_t>(0, members_.size() - 1)(rng_)] = std::move(m);
+    }
+  }
+
+  const HallOfFame& hall() const { return hall_; }
+  std::int64_t evaluations() const { return evaluations_; }
+
+ private:
+  double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
+
+  void choose_batch() {
+    const Options& o = problem_.options;
+    const Eigen::Index rows = problem_.X.rows();
+    if (o.batch_size <= 0 || o.batch_size >= rows) return;
+    std::vector<Eigen::Index> all(rows);
+    for (Eigen::Index i = 0; i < rows; ++i) all[i] = i;
+    std::shuffle(all.begin(), all.end(), rng_);
+    all.resize(o.batch_size);
+    std::sort(all.begin(), all.end());
+    batch_X_ = problem_.X(all, Eigen::all);
+    batch_y_ = problem_.y(all);
+    if (problem_.weights) batch_w_ = (*problem_.weights)(all);
+    batch_evaluator_.emplace(batch_X_);
+  }
+
+  Member make_member(Expr e) {
+    const Options& o = problem_.options;
+    Member m;
+    if (e.constant_count() > 0) {
+      if (batch_evaluator_) {
+        FitTarget target{*batch_evaluator_, batch_y_, problem_.weights ? &batch_w_ : nullptr, o.loss};
+        fit_constants(e, target, o.optimizer_iterations, o.constant_restarts, rng_, evaluations_);
+      } else {
+        FitTarget target{evaluator_, problem_.y, problem_.weights ? &*problem_.weights : nullptr, o.loss};
+        fit_constants(e, target, o.optimizer_iterations, o.constant_restarts, rng_, evaluations_);
+      }
+    }
+    ++evaluations_;
+    m.loss =
+        loss_of(evaluator_.values(e), problem_.y, o.loss, problem_.weights ? &*problem_.weights : nullptr);
+    m.fitness = std::isfinite(m.loss)
+                    ? std::log(std::max(m.loss, problem_.loss_floor) / problem_.reference_loss) +
+                          o.parsimony * e.complexity()
+                    : INFINITY;
+    m.expr = std::move(e);
+    m.birth = ++clock_;
+    hall_.offer(m);
+    return m;
+  }
+
+  const Member& tournament() {
+    const int n = static_cast<int>(members_.size());
+    const Member* best = nullptr;
+    for (int k = 0; k < problem_.options.tournament_size; ++k) {
+      const Member& m = members_[std::uniform_int_distribution<int>(0, n - 1)(rng_)];
+      if (!best || m.fitness < best->fitness) best = &m;
+    }
+    return *best;
+  }
+
+  void replace_oldest(Member m) {
+    auto oldest = std::min_element(members_.begin(), members_.end(),
+                                   [](const Member& a, const Member& b) { return a.birth < b.birth; });
+    *oldest = std::move(m);
+  }
+
+  const Problem& problem_;
+  std::mt19937_64 rng_;
+  Mutator mutator_;
+  Evaluator evaluator_;
+  HallOfFame hall_;
+  std::vector<Member> members_;
+  std::int64_t clock_ = 0;
+  std::int64_t evaluations_ = 0;
+  Eigen::MatrixXd batch_X_;
+  Eigen::ArrayXd batch_y_, batch_w_;
+  std::optional<Evaluator> batch_evaluator_;
+};
+
+std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
+  // splitmix64 over the combination, so neighbouring seeds give unrelated streams.
+  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + a * 0xBF58476D1CE4E5B9ULL + b * 0x94D049BB133111EBULL + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
+                const Eigen::VectorXd* weights) {
+  if (X.rows() == 0) throw Error("no data rows");
+  if (X.rows() != y.size()) {
+    throw Error("X has " + std::to_string(X.rows()) + " rows but y has " + std::to_string(y.size()));
+  }
+  if (static_cast<Eigen::Index>(names.size()) != X.cols()) {
+    throw Error("X has " + std::to_string(X.cols()) + " columns but " + std::to_string(names.size()) +
+                " names were given");
+  }
+  for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      if (!std::isfinite(X(i, j))) {
+        throw Error("column '" + names[j] + "' row " + std::to_string(i + 1) + " is not finite");
+      }
+    }
+  }
+  for (Eigen::Index i = 0; i < y.size(); ++i) {
+    if (!std::isfinite(y[i])) throw Error("y row " + std::to_string(i + 1) + " is not finite");
+  }
+  if (weights) {
+    if (weights->size() != y.size()) throw Error("weights and y differ in length");
+    if (!weights->allFinite() || (weights->array() < 0).any() || weights->sum() <= 0) {
+      throw Error("weights must be finite, non-negative and not all zero");
+    }
+  }
+}
+
+}  // namespace
+
+void validate(const Options& o) {
+  make_operator_set(o.operators, 1);
+  auto positive = [](const char* name, double v) {
+    if (!(v > 0))
+      throw Error(std::string("sr option '") + name + "' must be positive (got " + std::to_string(v) + ")");
+  };
+  if (o.operators.empty()) throw Error("sr option 'operators' is empty");
+  positive("max_size", o.max_size);
+  positive("max_depth", o.max_depth);
+  positive("populations", o.populations);
+  positive("iterations", o.iterations);
+  positive("threads", o.threads);
+  if (o.target_patience < 0) throw Error("sr option 'target_patience' must not be negative");
+  positive("restarts", o.restarts);
+  positive("tournament_size", o.tournament_size);
+  if (o.population_size < 2) throw Error("sr option 'population_size' must be at least 2");
+  if (o.time_limit_seconds < 0) throw Error("sr option 'time_limit' must not be negative");
+  if (o.constant_restarts < 0 || o.optimizer_iterations < 0) {
+    throw Error("sr options 'constant_restarts' and 'optimizer_iterations' must not be negative");
+  }
+  if (o.migration_fraction < 0 || o.migration_fraction > 1)
+    throw Error("sr option 'migration_fraction' must be in [0, 1]");
+  if (o.parsimony < 0) throw Error("sr option 'parsimony' must not be negative");
+}
+
+Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
+              const Options& options, const Eigen::VectorXd* weights) {
+  validate(options);
+  check_data(X, y, names, weights);
+  check_targets(y.array(), options.loss);
+
+  Problem problem{X, y.array(), std::nullopt, options,
+                  make_operator_set(options.operators, static_cast<int>(X.cols()))};
+  if (weights) problem.weights = weights->array();
+  {
+    Expr c = Expr::constant(1.0);
+    double reference = fit_constants(c, X, y, options.loss, weights, 1, 50, options.seed);
+    problem.reference_loss = std::isfinite(reference) && reference > 0 ? reference : 1.0;
+    problem.loss_floor = std::max(loss_floor(options.loss, problem.reference_loss), 1e-300);
+  }
+
+  const auto start = Clock::now();
+  const bool has_deadline = options.time_limit_seconds > 0;
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(options.time_limit_seconds));
+  HallOfFame overall(options.max_size);
+  Result result;
+  std::int64_t evaluations = 0;
+  std::optional<Progress> progress;
+  if (options.progress)
+    progress.emplace("sr", static_cast<std::int64_t>(options.iterations) * options.restarts, "it");
+
+  bool target_reached = false;
+  for (int restart = 0; restart < options.restarts; ++restart) {
+    std::vector<Population> populations;
+    populations.reserve(options.populations);
+    for (int p = 0; p < options.populations; ++p)
+      populations.emplace_back(problem, mix_seed(options.seed, restart, p));
+    HallOfFame hall(options.max_size);
+    int simplest_at_target = -1, unchanged = 0;  // for target_patience
+    const int threads = std::min(options.threads, options.populations);
+    for (int iteration = 0; iteration < options.iterations; ++iteration) {
+      auto work = [&](int first) {
+        for (int p = first; p < options.populations; p += threads)
+          populations[p].evolve(deadline, has_deadline);
+      };
+      if (threads <= 1) {
+        work(0);
+      } else {
+        std::vector<std::thread> pool;
+        for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+        for (auto& t : pool) t.join();
+      }
+      for (const auto& population : populations) hall.merge(population.hall());
+      std::vector<Member> front = hall.pareto();
+      for (auto& population : populations) population.migrate(front);
+      ++result.iterations_run;
+      if (progress) {
+        progress->advance();
+        progress->set_note("best loss " + std::to_string(hall.min_loss()));
+      }
+      if (has_deadline && Clock::now() > deadline) break;
+      if (hall.min_loss() <= options.target_loss) {
+        int simplest = options.max_size + 1;
+        for (const Member& m : front) {
+          if (m.loss <= options.target_loss) simplest = std::min(simplest, m.expr.complexity());
+        }
+        unchanged = simplest == simplest_at_target ? unchanged + 1 : 0;
+        simplest_at_target = simplest;
+        if (unchanged >= options.target_patience) {
+          target_reached = true;
+          break;
+        }
+      }
+    }
+    for (const auto& population : populations) evaluations += population.evaluations();
+    overall.merge(hall);
+    if (target_reached) break;
+    if (has_deadline && Clock::now() > deadline) break;
+  }
+  if (progress) progress->finish();
+
+  // The front shows each expression in canonical form when that form evaluates to the same loss.
+  std::vector<FrontEntry> candidates;
+  Eigen::ArrayXd w;
+  if (weights) w = weights->array();
+  for (const Member& m : overall.all()) {
+    FrontEntry entry;
+    entry.complexity = m.expr.complexity();
+    entry.loss = m.loss;
+    entry.expr = m.expr;
+    Expr canonical = simplify(m.expr);
+    double canonical_loss = loss_of(canonical.evaluate(X), problem.y, options.loss, weights ? &w : nullptr);
+    if (std::isfinite(canonical_loss) &&
+        canonical_loss <= m.loss * (1 + 1e-6) + 1e-12 * problem.reference_loss)
+      entry.expr = canonical;
+    candidates.push_back(std::move(entry));
+  }
+  Result front = make_front(std::move(candidates), names, problem.loss_floor);
+  front.iterations_run = result.iterations_run;
+  front.evaluations = evaluations;
+  front.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return front;
+}
+
+}  // namespace orbitlaw::sr
