@@ -272,7 +272,19 @@ def section_stages(rep):
     for marker in sorted(glob.glob(os.path.join(rep.run, "stages", "*.cut"))):
         record = read_json(marker)
         rows.append([record.get("stage"), f"CUT at its {record.get('limit_s')} s limit", record.get("seconds"), "–"])
+    for marker in sorted(glob.glob(os.path.join(rep.run, "stages", "*.failed"))):
+        record = read_json(marker)
+        rows.append([record.get("stage"), f"FAILED (exit {record.get('exit')})", record.get("seconds"), "–"])
     rep.heading("Stages")
+    budget_path = os.path.join(rep.run, "budget.json")
+    if os.path.exists(budget_path):
+        plan = read_json(budget_path)
+        limits = ", ".join(f"{k} {v} s" for k, v in plan.get("per_stage_limit_s", {}).items())
+        rep.para(
+            f"Time budget: {plan.get('total_s')} s in all; the build took {plan.get('build_s')} s; "
+            f"{plan.get('available_s')} s were shared among the stages (limit per stage: {limits}). "
+            "A stage marked CUT was stopped at its limit; its outputs, if any, are partial."
+        )
     if rows:
         total = sum(r[2] for r in rows if isinstance(r[2], (int, float)))
         rep.table(["stage", "status", "seconds", "finished (UTC)"], rows + [["total", "", total, ""]])

@@ -21,7 +21,7 @@ import sys
 
 KNOWN_TOP_LEVEL = {
     "experiment", "description", "seed", "threads", "stages", "inputs", "datasets", "train", "models", "eval",
-    "probe", "sr", "compare", "report", "budget", "smoke",
+    "probe", "sr", "compare", "report", "budget", "bundle", "smoke",
 }
 KNOWN_STAGES = ["simulate", "train", "eval", "probe", "sr", "compare", "report"]
 

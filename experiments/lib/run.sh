@@ -143,9 +143,71 @@ prepare_run_folder() {
 
 stage_done() { [ -f "$run/stages/$1.done" ]; }
 
+# --- time budget (configs with a "budget" section, e.g. gpu-study) -------------------------------------------
+#
+# "budget": {"total_s": T, "reserve_s": R, "shares": {"simulate": f, "train": f, ...}}: the whole script,
+# build included, must end within T seconds. After the build, what is left (minus R for packing the results)
+# is divided among the stage families by their shares, and each family's part among its stages (one per
+# dataset or model). Every stage is started with that limit, so a slow stage is cut, never the report.
+declare -A budget_limit=()
+budget_deadline=""
+keep_going=0
+
+plan_budget() {
+  local total
+  total="$(cfg budget.total_s "")"
+  [ -n "$total" ] || return 0
+  keep_going=1
+  local now elapsed
+  now="$(date +%s)"
+  elapsed=$((now - experiment_start))
+  "$python_bin" - "$run/experiment.json" "$elapsed" "$run/budget.json" <<'PY'
+import json, sys
+config, elapsed, out = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3]
+budget = config["budget"]
+total, reserve, shares = budget["total_s"], budget.get("reserve_s", 15), budget["shares"]
+available = total - elapsed - reserve
+if available < 30:
+    sys.exit(f"experiment: error: the build took {elapsed} s of the {total} s budget; {available} s is too little")
+count = {"simulate": len(config["datasets"]), "compare": 1, "report": 1}
+limits = {}
+for family, share in shares.items():
+    n = count.get(family, len(config.get("models") or {}))
+    for i in range(n):
+        limits[family] = max(5, int(available * share / sum(shares.values()) / max(1, n)))
+plan = {"total_s": total, "build_s": elapsed, "reserve_s": reserve, "available_s": available,
+        "per_stage_limit_s": limits, "shares": shares}
+json.dump(plan, open(out, "w"), indent=2)
+PY
+  local family seconds
+  while read -r family seconds; do
+    budget_limit[$family]="$seconds"
+  done < <("$python_bin" -c 'import json,sys; [print(k, v) for k, v in json.load(open(sys.argv[1]))["per_stage_limit_s"].items()]' "$run/budget.json")
+  budget_deadline=$((experiment_start + total - $(cfg budget.reserve_s 15)))
+  note "budget: ${total} s in all, build took ${elapsed} s; per-stage limits (s): $(tr '\n' ' ' < <(for f in "${!budget_limit[@]}"; do echo "$f=${budget_limit[$f]}"; done))"
+}
+
+# The time limit of one stage: --stage-timeout, or its budget share (never past the deadline, except the
+# report, which keeps its own share so that it always arrives).
+stage_limit() {
+  local name="$1" family="${1%%-*}"
+  if [ -z "$budget_deadline" ]; then
+    echo "$stage_timeout"
+    return
+  fi
+  local limit="${budget_limit[$family]:-60}" left
+  if [ "$family" != report ]; then
+    left=$((budget_deadline - $(date +%s) - ${budget_limit[report]:-30}))
+    [ "$left" -lt "$limit" ] && limit="$left"
+    [ "$limit" -lt 5 ] && limit=5
+  fi
+  echo "$limit"
+}
+
 # run_stage NAME CMD...: runs CMD unless NAME is done; logs to RUN/logs/NAME.log; writes the marker on success.
-# A stage that exceeds its time limit (--stage-timeout, or STAGE_TIMEOUT set by the caller) gets SIGTERM, then
-# SIGKILL 30 s later; it is then marked RUN/stages/NAME.cut and the run stops unless ALLOW_CUT=1.
+# A stage that exceeds its time limit (--stage-timeout, or its share of a "budget") gets SIGTERM, then SIGKILL
+# 30 s (budget: 10 s) later, and is marked RUN/stages/NAME.cut. The run then stops, except in budget mode,
+# where cut and failed (RUN/stages/NAME.failed) stages are recorded and the run goes on to the report.
 run_stage() {
   local name="$1"
   shift
@@ -153,7 +215,9 @@ run_stage() {
     note "skip   $name (done)"
     return 0
   fi
-  local log="$run/logs/$name.log" start end rc=0 limit="${STAGE_TIMEOUT:-$stage_timeout}"
+  local log="$run/logs/$name.log" start end rc=0 limit grace=30
+  limit="$(stage_limit "$name")"
+  [ -n "$budget_deadline" ] && grace=10
   start="$(date +%s)"
   note "start  $name (log: ${log#"$root/"})"
   {
@@ -164,7 +228,7 @@ run_stage() {
   } >>"$log"
   current_stage="$name"
   if [ -n "$limit" ] && [ "$limit" != 0 ]; then
-    timeout --signal=TERM --kill-after=30 "$limit" "$@" >>"$log" 2>&1 || rc=$?
+    timeout --signal=TERM --kill-after="$grace" "$limit" "$@" >>"$log" 2>&1 || rc=$?
   else
     "$@" >>"$log" 2>&1 || rc=$?
   fi
@@ -174,15 +238,21 @@ run_stage() {
     echo "# $(utc_now) cut after ${limit}s" >>"$log"
     printf '{"stage": "%s", "limit_s": %s, "seconds": %s}\n' "$name" "$limit" "$((end - start))" >"$run/stages/$name.cut"
     note "cut    $name after $((end - start)) s (time limit ${limit} s)"
-    [ "${ALLOW_CUT:-0}" = 1 ] && return 0
+    [ "$keep_going" = 1 ] && return 0
     die "stage '$name' was cut at its time limit; see ${log#"$root/"}"
   fi
   if [ "$rc" != 0 ]; then
     echo "---- last lines of ${log#"$root/"} ----" >&2
     tail -n 15 "$log" >&2
     echo "----" >&2
+    if [ "$keep_going" = 1 ]; then
+      printf '{"stage": "%s", "exit": %s, "seconds": %s}\n' "$name" "$rc" "$((end - start))" >"$run/stages/$name.failed"
+      note "FAILED $name (exit $rc); continuing so that the report arrives"
+      return 0
+    fi
     die "stage '$name' failed (exit $rc); see ${log#"$root/"}"
   fi
+  rm -f "$run/stages/$name.failed" "$run/stages/$name.cut"
   local marker="$run/stages/$name.done"
   "$python_bin" - "$marker" "$name" "$start" "$end" "$@" <<'PY'
 import json, os, sys, datetime
@@ -224,8 +294,14 @@ stage_train() {
       note "resume train-$kind from $dir/checkpoint.pt"
       resume=(--resume)
     fi
+    local time_key time_set=()
+    time_key="$(cfg budget.train_time_key "")"
+    if [ -n "$budget_deadline" ] && [ -n "$time_key" ]; then
+      # Stop on its own a little before the hard limit, so the last checkpoint is written cleanly.
+      time_set=(--set "$time_key=$(($(stage_limit "train-$kind") * 9 / 10))")
+    fi
     run_stage "train-$kind" "$orbitlaw_bin" train --config "$(stage_config "train-$kind" train "models.$kind.train")" \
-      --data "$run/data/$data.h5" --out "$dir" "${resume[@]}"
+      --data "$run/data/$data.h5" --out "$dir" "${resume[@]}" "${time_set[@]}"
   done
 }
 
@@ -270,7 +346,13 @@ stage_report() {
 # The closing lines: where the report is, and the side-by-side table of recovered laws against Newton.
 print_summary() {
   echo
-  note "experiment '$experiment' complete: $run"
+  local unfinished
+  unfinished="$(cd "$run/stages" && ls -- *.cut *.failed 2>/dev/null | tr '\n' ' ' || true)"
+  if [ -n "$unfinished" ]; then
+    note "experiment '$experiment' finished with stages cut or failed ($unfinished): $run"
+  else
+    note "experiment '$experiment' complete: $run"
+  fi
   if [ -f "$run/report/report.html" ]; then
     echo "report: $run/report/report.html"
     echo "        $run/report/report.md"
@@ -295,6 +377,7 @@ on_interrupt() {
 experiment_main() {
   experiment="$1"
   shift
+  experiment_start="$(date +%s)"
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
   invocation="bash experiments/$experiment.sh $*"
   local smoke=0 out="" overrides=() config="$root/experiments/configs/$experiment.json"
@@ -343,14 +426,17 @@ experiment_main() {
   ensure_python
   local resolved
   resolved="$(mktemp)"
-  # shellcheck disable=SC2064
-  trap "rm -f '$resolved'" EXIT
   local smoke_flag=()
   [ "$smoke" = 1 ] && smoke_flag=(--smoke)
-  expconfig resolve "$config" "$resolved" "${smoke_flag[@]}" "${overrides[@]}"
+  expconfig resolve "$config" "$resolved" "${smoke_flag[@]}" "${overrides[@]}" || {
+    rm -f "$resolved"
+    exit 1
+  }
   ensure_orbitlaw
   prepare_run_folder "$resolved"
+  rm -f "$resolved"
   trap on_interrupt INT TERM
+  plan_budget
 
   local stage
   for stage in $(cfg stages); do

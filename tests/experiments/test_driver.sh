@@ -3,7 +3,7 @@
 # orbitlaw binary (fake_orbitlaw.py) so that they check the driver's own behaviour in seconds, whatever state
 # the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
 #
-# usage: test_driver.sh full|resume|errors PYTHON
+# usage: test_driver.sh full|resume|errors|budget PYTHON
 set -euo pipefail
 scenario="$1"
 python="$2"
@@ -100,6 +100,37 @@ PY
     grep -q "missing: evaluation of lssar" "$run/report/report.md" || fail "missing eval not reported"
     grep -q "missing: Pareto fronts of lssar" "$run/report/report.md" || fail "missing SR front not reported"
     [ ! -e "$run/report/pareto_lssar.png" ] || fail "a Pareto plot was drawn without its input"
+    ;;
+
+  budget)
+    # gpu-study's time budget: a training slower than its share is cut, the run goes on with the checkpoint
+    # it has, the report marks the cut, and the packed results arrive, all within the total budget.
+    start="$(date +%s)"
+    export OUT="$tmp/out"
+    FAKE_STEPS=1000 FAKE_STEP_SECONDS=0.2 bash "$root/experiments/gpu-study.sh" --smoke --out "$run" \
+      --set budget.total_s=60 >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "gpu-study --smoke exited non-zero"; }
+    elapsed=$(($(date +%s) - start))
+    [ "$elapsed" -le 62 ] || fail "the 60 s budget took $elapsed s"
+    [ -f "$run/stages/train-softmax.cut" ] && [ -f "$run/stages/train-lssar.cut" ] || fail "slow training was not cut"
+    [ -f "$run/stages/probe-lssar.done" ] || fail "the stages after a cut training did not run on its checkpoint"
+    grep -q "train.max_seconds=" "$tmp/calls" || fail "training was not told its time limit"
+    grep -q "| train-softmax | CUT at its" "$run/report/report.md" || fail "the report does not mark the cut stage"
+    grep -q "finished with stages cut or failed" "$tmp/out.txt" || fail "the summary does not mention the cut"
+    for f in report.html report.md results.json logs.txt compare.md laws.md; do
+      [ -s "$OUT/gpu-study/$f" ] || fail "packed results lack $f"
+      [ "$(stat -c %s "$OUT/gpu-study/$f")" -le $((16 * 1024 * 1024)) ] || fail "$f is over 16 MB"
+    done
+    [ "$(find "$OUT" -type f | wc -l)" -le 6 ] || fail "more than a few files to bring back: $(find "$OUT" -type f)"
+    "$python" - "$OUT/gpu-study/results.json" <<'PY' || fail "results.json"
+import json, sys
+r = json.load(open(sys.argv[1]))["files"]
+assert "stages/train-softmax.cut" in r and "budget.json" in r and "models/lssar/metrics.jsonl" in r, sorted(r)
+PY
+    # A failing stage in budget mode is recorded and the report still arrives.
+    FAKE_FAIL=eval bash "$root/experiments/gpu-study.sh" --smoke --out "$tmp/run2" >"$tmp/out2.txt" 2>&1 ||
+      fail "gpu-study with a failing stage exited non-zero"
+    [ -f "$tmp/run2/stages/eval-softmax.failed" ] && [ -f "$tmp/run2/report/report.html" ] || fail "failed stage not recorded"
+    grep -q "| eval-softmax | FAILED (exit 1) |" "$tmp/run2/report/report.md" || fail "report does not mark the failure"
     ;;
 
   *) fail "unknown scenario '$scenario'" ;;
