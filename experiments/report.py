@@ -266,8 +266,8 @@ def section_header(rep, config, provenance):
 
 def section_stages(rep):
     rows = []
-    for marker in sorted(glob.glob(os.path.join(rep.run, "stages", "*.done"))):
-        record = read_json(marker)
+    done = [read_json(m) for m in glob.glob(os.path.join(rep.run, "stages", "*.done"))]
+    for record in sorted(done, key=lambda r: (r.get("started_utc") or "", r.get("finished_utc") or "")):
         rows.append([record.get("stage"), "done", record.get("seconds"), record.get("finished_utc")])
     for marker in sorted(glob.glob(os.path.join(rep.run, "stages", "*.cut"))):
         record = read_json(marker)
@@ -524,19 +524,27 @@ def plot_force_arrows(rep, config, kind, path):
         group = f.get("predictions_vec")
         preds = {name: np.asarray(group[name][...], dtype=float) for name in group} if group else {}
         body = np.asarray(f["body"][...]) if "body" in f else np.zeros(len(pos), dtype=int)
-    fig, ax = plt.subplots(figsize=(7, 7))
-    for b in np.unique(body):
-        sel = body == b
-        ax.plot(pos[sel, 0], pos[sel, 1], ".", ms=1.5, color="0.7")
-    ax.quiver(pos[:, 0], pos[:, 1], true[:, 0], true[:, 1], color="black", angles="xy", label="true force", width=0.003)
-    for name, pred in preds.items():
-        ax.quiver(pos[:, 0], pos[:, 1], pred[:, 0], pred[:, 1], color="tab:red", angles="xy", alpha=0.7,
-                  label=f"predicted ({name})", width=0.003)
-    ax.set_aspect("equal")
-    ax.set_xlabel("x (AU)")
-    ax.set_ylabel("y (AU)")
-    ax.set_title(f"{label(config, kind)}: force vectors along each orbit")
-    ax.legend(fontsize=8)
+    radius = np.hypot(pos[:, 0], pos[:, 1])
+    # Our solar system spans 0.4 to 30 AU: a second panel zooms on the inner orbits so they stay visible.
+    zoom = float(np.percentile(radius, 40)) * 1.3 if radius.max() > 10 * max(radius.min(), 1e-9) else None
+    panels = [None, zoom] if zoom else [None]
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 7), squeeze=False)
+    for ax, limit in zip(axes[0], panels):
+        sel_panel = np.ones(len(pos), bool) if limit is None else radius <= limit
+        for b in np.unique(body):
+            sel = sel_panel & (body == b)
+            ax.plot(pos[sel, 0], pos[sel, 1], ".", ms=1.5, color="0.7")
+        p = pos[sel_panel]
+        ax.quiver(p[:, 0], p[:, 1], true[sel_panel, 0], true[sel_panel, 1], color="black", angles="xy",
+                  label="true force", width=0.003)
+        for name, pred in preds.items():
+            ax.quiver(p[:, 0], p[:, 1], pred[sel_panel, 0], pred[sel_panel, 1], color="tab:red", angles="xy",
+                      alpha=0.7, label=f"predicted ({name})", width=0.003)
+        ax.set_aspect("equal")
+        ax.set_xlabel("x (AU)")
+        ax.set_ylabel("y (AU)")
+        ax.set_title(f"{label(config, kind)}: force vectors" + ("" if limit is None else f" (r ≤ {limit:.2g} AU)"))
+        ax.legend(fontsize=8)
     save(rep, fig, f"force_arrows_{kind}.png", f"True (black) and predicted (red) force arrows, {label(config, kind)}")
 
 
