@@ -10,8 +10,8 @@ namespace orbitlaw::simulator {
 Json library_versions() {
   return Json{{"hdf5", std::to_string(H5_VERS_MAJOR) + "." + std::to_string(H5_VERS_MINOR) + "." +
                            std::to_string(H5_VERS_RELEASE)},
-              {"eigen", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) + "." +
-                            std::to_string(EIGEN_MINOR_VERSION)},
+              {"eigen", std::to_string(EIGEN_WORLD_VERSION) + "." + std::to_string(EIGEN_MAJOR_VERSION) +
+                            "." + std::to_string(EIGEN_MINOR_VERSION)},
               {"boost", BOOST_LIB_VERSION}};
 }
 

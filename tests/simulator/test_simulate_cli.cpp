@@ -1,0 +1,82 @@
+// The simulate and inspect subcommands as a user runs them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "../cli/cli_runner.hpp"
+
+using orbitlaw::test::run_orbitlaw;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path scratch_dir() {
+  auto dir = fs::temp_directory_path() / ("orbitlaw_test_simulate_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+bool folder_has_only(const fs::path& dir, std::size_t n) {
+  return static_cast<std::size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator{})) == n;
+}
+}  // namespace
+
+TEST(SimulateCli, WritesDatasetProvenanceAndInspects) {
+  const auto out = scratch_dir() / "run" / "data.h5";
+  auto r = run_orbitlaw("simulate --preset two-body --systems 20 --seed 3 --threads 2 --quiet --out " +
+                        out.string() + " --set sequence_rows=101");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote 20 systems"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::exists(out));
+  EXPECT_TRUE(fs::exists(out.string() + ".provenance.json"));
+  auto info = run_orbitlaw("inspect " + out.string());
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("systems         20"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("bodies/system   2:20"), std::string::npos) << info.output;
+  auto one = run_orbitlaw("inspect " + out.string() + " --system 4");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("system 4: 2 bodies"), std::string::npos) << one.output;
+  EXPECT_EQ(one.lines(), 1 + 1 + 2 + 1 + 100);  // header, body header, 2 bodies, row header, 50 steps x 2
+  auto bad = run_orbitlaw("inspect " + out.string() + " --system 20");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.lines(), 1) << bad.output;
+}
+
+TEST(SimulateCli, ShardsAndMerge) {
+  const auto dir = scratch_dir() / "shards";
+  std::string files;
+  for (int i = 0; i < 2; ++i) {
+    const auto shard = dir / ("part" + std::to_string(i) + ".h5");
+    auto r = run_orbitlaw("simulate --preset vafa-code --systems 6 -q --set sequence_rows=60 --shard " +
+                          std::to_string(i) + "/2 --out " + shard.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    files += " " + shard.string();
+  }
+  auto merged = run_orbitlaw("simulate --merge" + files + " --out " + (dir / "all.h5").string());
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  auto info = run_orbitlaw("inspect " + (dir / "all.h5").string());
+  EXPECT_NE(info.output.find("merged          2 shards"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("systems         6"), std::string::npos) << info.output;
+}
+
+TEST(SimulateCli, BadInputIsOneLineErrorAndNoOutput) {
+  const auto dir = scratch_dir() / "bad";
+  fs::create_directories(dir);
+  const std::string out = (dir / "x.h5").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--preset nowhere", "unknown preset 'nowhere'"},
+      {"--set cadences=[0]", "cadence must be positive"},
+      {"--set planet_mass_min=-1", "planet_mass_min must be positive"},
+      {"--preset custom --set planets=[{\\\"mass\\\":1e-3,\\\"a\\\":1,\\\"e\\\":1.2}]", "eccentricity"},
+      {"--shard 2/2", "--shard must be i/n"},
+      {"--integrator leapfrog", "unknown integrator"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = run_orbitlaw("simulate -q --systems 2 " + args + " --out " + out);
+    EXPECT_EQ(r.exit_code, 1) << args << ": " << r.output;
+    EXPECT_EQ(r.lines(), 1) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << ": " << r.output;
+    EXPECT_TRUE(folder_has_only(dir, 0)) << args;
+  }
+  auto r = run_orbitlaw("inspect " + (dir / "nothing.h5").string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.lines(), 1) << r.output;
+}
