@@ -32,7 +32,9 @@ void set_constants(Expr& e, const Eigen::VectorXd& c) {
 class LevenbergMarquardt {
  public:
   LevenbergMarquardt(const FitTarget& target, std::int64_t& evaluations)
-      : target_(target), evaluations_(evaluations) {}
+      : target_(target), evaluations_(evaluations) {
+    if (target.kind == LossKind::kLog) log_y_ = target.y.log();
+  }
 
   // Minimises sum (scale * (f(p) - f(y)))^2 with f = identity or log; returns false if it could not start.
   bool run(Expr& e, Residual kind, const Eigen::ArrayXd& scale, int iterations) {
@@ -48,7 +50,8 @@ class LevenbergMarquardt {
       bool accepted = false;
       double new_cost = cost;
       Eigen::VectorXd trial;
-      while (lambda < 1e12) {
+      // A few damping increases per iteration; failing all of them means c is a (local) optimum.
+      for (int tries = 0; tries < 8 && lambda < 1e12; ++tries) {
         Eigen::MatrixXd damped = A;
         damped.diagonal() += lambda * A.diagonal().cwiseMax(1e-12);
         trial = c - damped.ldlt().solve(g);
@@ -75,7 +78,7 @@ class LevenbergMarquardt {
       double improvement = cost - new_cost;
       c = trial;
       cost = new_cost;
-      if (improvement <= 1e-13 * cost || cost == 0) break;
+      if (improvement <= 1e-10 * cost || cost == 0) break;
       if (!residual_and_jacobian(e, kind, scale, r, J)) break;
     }
     set_constants(e, c);
@@ -87,7 +90,7 @@ class LevenbergMarquardt {
     ++evaluations_;
     const Eigen::ArrayXd& p = target_.evaluator.values(e);
     if (kind == Residual::kLog) {
-      r = scale * (p.log() - target_.y.log());
+      r = scale * (p.log() - log_y_);
     } else {
       r = scale * (p - target_.y);
     }
@@ -99,7 +102,7 @@ class LevenbergMarquardt {
     Eigen::ArrayXXd d;
     const Eigen::ArrayXd& p = target_.evaluator.values_and_jacobian(e, d);
     if (kind == Residual::kLog) {
-      r = scale * (p.log() - target_.y.log());
+      r = scale * (p.log() - log_y_);
       J = (d.colwise() * (scale / p)).matrix();
     } else {
       r = scale * (p - target_.y);
@@ -110,6 +113,7 @@ class LevenbergMarquardt {
 
   const FitTarget& target_;
   std::int64_t& evaluations_;
+  Eigen::ArrayXd log_y_;  // computed once per fit, not per step
 };
 
 double true_loss(const Expr& e, const FitTarget& target, std::int64_t& evaluations) {
@@ -142,10 +146,14 @@ void fit_once(Expr& e, const FitTarget& target, int iterations, std::int64_t& ev
       const double floor =
           target.kind == LossKind::kThresholdedL1 ? 1e-8 : 1e-12 * (target.y.abs().mean() + 1e-300);
       lm.run(e, Residual::kLinear, base, iterations);
-      for (int round = 0; round < 3; ++round) {
+      double previous = INFINITY;
+      for (int round = 0; round < 8; ++round) {
         ++evaluations;
         Eigen::ArrayXd residual = (target.evaluator.values(e) - target.y).abs();
         if (!residual.allFinite()) break;
+        double l1 = residual.mean();
+        if (!(l1 < previous * (1 - 1e-6))) break;  // converged (or no longer improving)
+        previous = l1;
         lm.run(e, Residual::kLinear, base / residual.max(floor).sqrt(), iterations / 2 + 1);
       }
       break;

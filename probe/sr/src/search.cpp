@@ -25,6 +25,7 @@ namespace orbitlaw::sr {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr double kRestartShare = 0.25;  // share of children whose constants get the extra LM starts
 
 struct Member {
   Expr expr;
@@ -158,12 +159,14 @@ class Population {
     const Options& o = problem_.options;
     Member m;
     if (e.constant_count() > 0) {
+      // Children inherit fitted constants, so one start usually suffices; restarts are spent on a share of them.
+      const int restarts = uniform() < kRestartShare ? o.constant_restarts : 0;
       if (batch_evaluator_) {
         FitTarget target{*batch_evaluator_, batch_y_, problem_.weights ? &batch_w_ : nullptr, o.loss};
-        fit_constants(e, target, o.optimizer_iterations, o.constant_restarts, rng_, evaluations_);
+        fit_constants(e, target, o.optimizer_iterations, restarts, rng_, evaluations_);
       } else {
         FitTarget target{evaluator_, problem_.y, problem_.weights ? &*problem_.weights : nullptr, o.loss};
-        fit_constants(e, target, o.optimizer_iterations, o.constant_restarts, rng_, evaluations_);
+        fit_constants(e, target, o.optimizer_iterations, restarts, rng_, evaluations_);
       }
     }
     ++evaluations_;

@@ -1,0 +1,108 @@
+// Canonical simplification and SRBench's equivalence rule on hand-made cases.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "orbitlaw/sr.hpp"
+
+namespace sr = orbitlaw::sr;
+
+namespace {
+
+const std::vector<std::string> kNames = {"r", "m1", "m2"};
+
+std::string simplified(const std::string& text) { return sr::simplify(sr::parse(text, kNames)).text(kNames); }
+
+// Positive points in the probe's ranges.
+Eigen::MatrixXd points(int n = 50) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  Eigen::MatrixXd X(n, 3);
+  for (int i = 0; i < n; ++i)
+    X.row(i) << 0.3 + 39.7 * u(rng), std::pow(10, -4 + 2 * u(rng)), std::pow(10, -4 + 2 * u(rng));
+  return X;
+}
+
+sr::Equivalence check(const std::string& found, const std::string& target) {
+  return sr::check_equivalence(found, target, kNames, points());
+}
+
+}  // namespace
+
+TEST(SrSimplify, CanonicalFormIsIndependentOfWriting) {
+  EXPECT_EQ(simplified("m2*m1*39.478/(r*r)"), "39.478*m1*m2/r^2");
+  EXPECT_EQ(simplified("39.478*m1*inv(square(r))*m2"), "39.478*m1*m2/r^2");
+  EXPECT_EQ(simplified("(m1*39.478)/(r/m2)/r"), "39.478*m1*m2/r^2");
+  EXPECT_EQ(simplified("r - r"), "0");
+  EXPECT_EQ(simplified("2*r/(4*r)"), "0.5");
+  EXPECT_EQ(simplified("r + 0*m1 + 1*m2"), "r + m2");
+  EXPECT_EQ(simplified("(r + m1)^2"), "2*r*m1 + r^2 + m1^2");  // terms in key order
+  EXPECT_EQ(simplified("sqrt(r^3/m1)"), "r^1.5/m1^0.5");
+  EXPECT_EQ(simplified("cos(0)*r"), "r");
+  EXPECT_EQ(simplified("(2*r + 2*m1)/(r + m1)"), "2");
+}
+
+TEST(SrSimplify, KeepsValuesOnPositivePoints) {
+  Eigen::MatrixXd X = points();
+  for (const char* text : {"39.478*m1*m2/r^2 + r", "cos(cos(2.19*m1)) - r*(m1 - m2)", "(r + m1)^3/(m2 + 1)",
+                           "exp(-r/m1)*sqrt(m2)", "r/(1 - m1/r) + inv(r + m2)", "abs(r - 3)*log(r)",
+                           "(r*m1)^0.5*m2^-1.5", "r^m1 - r"}) {
+    sr::Expr e = sr::parse(text, kNames);
+    Eigen::ArrayXd a = e.evaluate(X), b = sr::simplify(e).evaluate(X);
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      EXPECT_NEAR(a[i], b[i], 1e-10 * std::abs(a[i]) + 1e-300)
+          << text << " -> " << sr::simplify(e).text(kNames);
+    }
+  }
+}
+
+TEST(SrSimplify, RoundsToSignificantDigits) {
+  EXPECT_EQ(sr::round_constants(sr::parse("39.4784*r", kNames)).text(kNames), "39.5*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("0.00123456*r", kNames)).text(kNames), "0.00123*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("-123456*r", kNames)).text(kNames), "-123000*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("r^2.0001", kNames)).text(kNames), "r^2");
+  EXPECT_EQ(sr::round_constants(sr::parse("0*r", kNames)).text(kNames), "0*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("1.23456*r", kNames), 5).text(kNames), "1.2346*r");
+}
+
+TEST(SrEquivalence, RatioDifferenceAndNoneOnHandCases) {
+  auto e = check("39.478*m1*m2/r^2", "m1*m2/r^2");
+  EXPECT_TRUE(e.equivalent);
+  EXPECT_EQ(e.relation, "ratio");
+  EXPECT_EQ(e.method, "symbolic");
+  EXPECT_DOUBLE_EQ(e.constant, 39.5);  // constants rounded to 3 significant digits first
+
+  e = check("m1*m2/r^2 + 3", "m1*m2/r^2");
+  EXPECT_TRUE(e.equivalent);
+  EXPECT_EQ(e.relation, "difference");
+  EXPECT_DOUBLE_EQ(e.constant, 3);
+
+  e = check("cos(cos(2.19*m1))", "m1*m2/r^2");  // Vafa et al.'s nonsense law
+  EXPECT_FALSE(e.equivalent);
+  EXPECT_EQ(e.relation, "none");
+
+  EXPECT_FALSE(check("m1*m2/r", "m1*m2/r^2").equivalent);
+  EXPECT_FALSE(check("0", "m1*m2/r^2").equivalent);  // a zero ratio is not an equivalence
+  EXPECT_FALSE(check("39.478*m1*m2/(r^2 + 0.001)", "m1*m2/r^2").equivalent);
+}
+
+TEST(SrEquivalence, ConstantsRoundingDecides) {
+  // 2.0001 rounds to 2.00: equivalent. 2.01 stays: not equivalent.
+  auto e = check("39.478*m1*m2/r^2.0001", "m1*m2/r^2");
+  EXPECT_TRUE(e.equivalent);
+  EXPECT_EQ(e.relation, "ratio");
+  EXPECT_FALSE(check("39.478*m1*m2/r^2.01", "m1*m2/r^2").equivalent);
+  // A small offset that rounding keeps still breaks the ratio (1e-6 * r varies across the points).
+  EXPECT_FALSE(check("m1*m2/r^2*(1 + 1e-6*r)", "m1*m2/r^2").equivalent);
+}
+
+TEST(SrEquivalence, NumericCheckCatchesWhatSimplificationCannot) {
+  auto e = check("2*sin(r)*cos(r)", "sin(2*r)");
+  EXPECT_TRUE(e.equivalent);
+  EXPECT_EQ(e.method, "numeric");
+  EXPECT_NEAR(e.constant, 1.0, 1e-12);
+  EXPECT_FALSE(check("2*sin(r)*cos(r)", "sin(r)").equivalent);
+  // Without points only the symbolic test is available.
+  EXPECT_FALSE(
+      sr::check_equivalence("2*sin(r)*cos(r)", "sin(2*r)", kNames, Eigen::MatrixXd(0, 3)).equivalent);
+}

@@ -1,0 +1,98 @@
+// `orbitlaw sr` as a user runs it: a CSV of Newtonian forces in, the front printed and written out with
+// provenance; bad data gives one line naming the problem and leaves no output files.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../cli/cli_runner.hpp"
+#include "feynman_data.hpp"
+#include "orbitlaw/config.hpp"
+
+namespace fs = std::filesystem;
+using orbitlaw::test::run_orbitlaw;
+
+namespace {
+
+fs::path scratch_dir() {
+  fs::path dir = fs::temp_directory_path() / "orbitlaw_sr_cli";
+  fs::create_directories(dir);
+  return dir;
+}
+
+fs::path write_newton_csv() {
+  auto d = orbitlaw::sr::test::sample("39.47841760435743*m1*m2/r^2",
+                                      {{"r", 0.3, 40}, {"m1", 1e-4, 1e-2, true}, {"m2", 1e-4, 1e-2, true}},
+                                      200, 1);
+  fs::path path = scratch_dir() / "newton.csv";
+  std::ofstream out(path);
+  out.precision(17);
+  out << "r,m1,m2,F\n";
+  for (int i = 0; i < d.X.rows(); ++i)
+    out << d.X(i, 0) << "," << d.X(i, 1) << "," << d.X(i, 2) << "," << d.y[i] << "\n";
+  return path;
+}
+
+}  // namespace
+
+TEST(SrCli, FindsNewtonAndWritesFrontWithProvenance) {
+  fs::path data = write_newton_csv();
+  fs::path prefix = scratch_dir() / "run" / "newton";
+  fs::remove_all(prefix.parent_path());
+  auto r =
+      run_orbitlaw("sr --data " + data.string() + " --x r,m1,m2 --y F --loss log --seed 1 --max-size 15" +
+                   " --iterations 60 --set target_loss=1e-20 --set populations=4 --set population_size=30" +
+                   " --out " + prefix.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("best:     39.4784*m1*m2/r^2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("accuracy:"), std::string::npos) << r.output;
+  std::ifstream json_file(prefix.string() + ".front.json");
+  ASSERT_TRUE(json_file.good());
+  orbitlaw::Json j = orbitlaw::Json::parse(json_file);
+  int best = j["best"];
+  EXPECT_EQ(j["front"][best]["text"], "39.4784*m1*m2/r^2");
+  EXPECT_EQ(j["provenance"]["seed"], 1);
+  EXPECT_EQ(j["provenance"]["config"]["loss"], "log");
+  std::ifstream csv(prefix.string() + ".front.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "complexity,loss,score,selection,expression");
+  EXPECT_TRUE(fs::exists(prefix.parent_path() / "sr.provenance.json"));
+}
+
+TEST(SrCli, BadDataIsOneLineErrorAndNoOutput) {
+  fs::path dir = scratch_dir();
+  auto write = [&](const std::string& name, const std::string& content) {
+    fs::path p = dir / name;
+    std::ofstream(p) << content;
+    return p.string();
+  };
+  struct Case {
+    std::string args, expected;
+  };
+  const std::vector<Case> cases = {
+      {"--data " + write("nan.csv", "r,F\n1,2\n2,nan\n") + " --x r --y F", "column 'F' row 2 is NaN"},
+      {"--data " + write("inf.csv", "r,F\n1,inf\n") + " --x r --y F", "column 'F' row 1 is infinite"},
+      {"--data " + write("empty.csv", "") + " --x r --y F", "empty file"},
+      {"--data " + write("header.csv", "r,F\n") + " --x r --y F", "no data rows"},
+      {"--data " + write("ragged.csv", "r,F\n1,2\n3\n") + " --x r --y F",
+       "line 3 has 1 fields but the header has 2"},
+      {"--data " + write("ok.csv", "r,F\n1,2\n") + " --x r,m1 --y F", "no column 'm1' (columns: r, F)"},
+      {"--data " + dir.string() + "/ok.csv --x r --y F --loss cubic", "unknown loss 'cubic'"},
+      {"--data " + dir.string() + "/ok.csv --x r --y F --operators +,tan", "unknown operator 'tan'"},
+      {"--x r --y F", "sr needs a data file (--data FILE)"},
+      {"--data " + dir.string() + "/ok.csv --y F", "sr needs input columns"},
+      {"--data " + dir.string() + "/ok.csv --x r --y F --set populations=0",
+       "'populations' must be positive"},
+      {"--data " + dir.string() + "/ok.csv --x r --y F --set max_sise=3", "unknown key 'max_sise'"},
+  };
+  for (const auto& c : cases) {
+    fs::path prefix = dir / "bad" / "out";
+    fs::remove_all(prefix.parent_path());
+    auto r = run_orbitlaw("sr " + c.args + " --out " + prefix.string());
+    EXPECT_EQ(r.exit_code, 1) << c.args << "\n" << r.output;
+    EXPECT_EQ(r.lines(), 1) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_FALSE(fs::exists(prefix.string() + ".front.json")) << c.args;
+  }
+}
