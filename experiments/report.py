@@ -346,10 +346,18 @@ def section_training(rep, config):
                 last_train.get(first_key(last_train, "train_loss", "loss") or "train_loss"),
                 last_val.get("val_loss"),
                 last_train.get("tokens_per_s"),
+                last_train.get("mfu"),
             ]
         )
     if rows:
-        rep.table(["model", "final step", "tokens", "final train loss", "final val loss", "tokens/s"], rows)
+        rep.table(["model", "final step", "tokens", "final train loss", "final val loss", "tokens/s", "MFU"], rows)
+    settings = []
+    for kind in kinds:
+        path = os.path.join(rep.run, "configs", f"train-{kind}.json")
+        if os.path.exists(path):
+            settings.append([label(config, kind), json.dumps(read_json(path), separators=(", ", ": "))])
+    if settings:
+        rep.table(["model", "train config (RUN/configs/train-<kind>.json)"], settings)
     if curves:
         fig, ax = plt.subplots(figsize=(7, 4))
         for kind, metrics in curves.items():

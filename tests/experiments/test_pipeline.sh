@@ -98,8 +98,17 @@ case "$scenario" in
     check_report "$start" --require training_curves.png
     ;;
   gpu-study)
+    export OUT="$tmp/out"
     experiment gpu-study
+    [ -f "$run/budget.json" ] || fail "gpu-study wrote no budget plan"
+    if ls "$run"/stages/*.cut "$run"/stages/*.failed >/dev/null 2>&1; then
+      fail "gpu-study --smoke had cut or failed stages: $(ls "$run"/stages/*.cut "$run"/stages/*.failed 2>/dev/null)"
+    fi
     check_report "$start" --require training_curves.png
+    for f in report.html report.md results.json logs.txt compare.md laws.md; do
+      [ -s "$OUT/gpu-study/$f" ] || fail "packed results lack $f"
+      [ "$(stat -c %s "$OUT/gpu-study/$f")" -le $((16 * 1024 * 1024)) ] || fail "$f is over 16 MB"
+    done
     ;;
   *) fail "unknown scenario '$scenario'" ;;
 esac
