@@ -54,6 +54,7 @@ int run_outer(int orbits, int repeats, const std::string& ic_path) {
   };
   add("orbitlaw rkf78 tol 1e-13 (default)", IntegratorKind::kRungeKuttaFehlberg78, 1e-13, 0);
   add("orbitlaw rkf78 tol 1e-15", IntegratorKind::kRungeKuttaFehlberg78, 1e-15, 0);
+  add("orbitlaw rkf78 tol 1e-16", IntegratorKind::kRungeKuttaFehlberg78, 1e-16, 0);
   add("orbitlaw bulirsch-stoer tol 1e-13", IntegratorKind::kBulirschStoer, 1e-13, 0);
   add("orbitlaw symplectic dt 10 d", IntegratorKind::kSymplectic, 0, 10.0 / 365.25);
   add("orbitlaw symplectic dt 1 d", IntegratorKind::kSymplectic, 0, 1.0 / 365.25);
