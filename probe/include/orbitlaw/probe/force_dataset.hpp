@@ -1,0 +1,69 @@
+#pragma once
+// The two-body force-magnitude task (DESIGN.md section 6): labelled rows drawn from a two-body trajectory
+// dataset, split by system into train, validation (carved from the train systems, used for every model or
+// hyper-parameter selection) and test (a few labelled rows per system, never used for fitting or selection).
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "orbitlaw/config.hpp"
+#include "orbitlaw/dataset.hpp"
+
+namespace orbitlaw::probe {
+
+// G in AU^3 / (Msun yr^2).
+inline constexpr double kGravitationalConstant = 39.47841760435743;
+
+// Labelled planet rows, one entry per (system, observation). The label is the true magnitude of the force
+// the star exerts on the planet, m_planet * |star_acceleration| from the simulation (= G m1 m2 / r^2).
+struct ForceRows {
+  std::vector<std::int64_t> system;  // index of the system in the trajectory dataset
+  std::vector<int> row;              // row within the system (step * n_bodies + body)
+  Eigen::VectorXd r;                 // planet-star separation, AU
+  Eigen::VectorXd m1;                // planet mass, Msun
+  Eigen::VectorXd m2;                // star mass, Msun
+  Eigen::VectorXd force;             // true force magnitude, Msun AU / yr^2
+  Eigen::MatrixXd position;          // planet position, barycentric, AU [n, dim]
+  Eigen::MatrixXd velocity;          // planet velocity, AU / yr [n, dim]
+  Eigen::MatrixXd star_position;     // [n, dim]
+  Eigen::MatrixXd star_velocity;     // [n, dim]
+
+  std::int64_t size() const { return static_cast<std::int64_t>(system.size()); }
+  int dim() const { return static_cast<int>(position.cols()); }
+  // The rows at `indices`, in that order.
+  ForceRows select(const std::vector<std::int64_t>& indices) const;
+  // Concatenation (both must have the same dim, or one must be empty).
+  static ForceRows concat(const std::vector<ForceRows>& parts);
+};
+
+// Rows `rows` (each a planet row of `system`) as labelled force rows; `index` is the system's dataset index.
+// Throws Error if the system is not a two-body system or a row is not a planet row.
+ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows);
+
+struct ForceSplitConfig {
+  std::int64_t systems = 0;          // systems used from the dataset (the first ones); 0 = all
+  double test_fraction = 0.1;        // Vafa et al.: 1k test systems of 10k
+  double validation_fraction = 0.1;  // share of the non-test systems held out for selection
+  int test_rows_per_system = 2;      // labelled rows of each test system (Vafa et al.: 2)
+  int train_rows_per_system = 0;     // labelled planet rows per train/validation system; 0 = all visible ones
+  int observed_rows = 999;  // system rows a model sees (tokenizer rows - 1); labels only come from these
+  std::uint64_t seed = 0;   // system permutation and row draws
+
+  void validate() const;  // throws Error naming the bad setting
+  Json to_json() const;
+};
+
+struct ForceDataset {
+  ForceRows train, validation, test;
+  // Dataset indices of the systems in each split, ascending.
+  std::vector<std::int64_t> train_systems, validation_systems, test_systems;
+  int dim = 2;
+};
+
+// Reads the systems and builds the three splits. Systems are assigned to splits by a seeded permutation;
+// test rows are drawn uniformly among the visible planet rows of each test system. Throws Error for a
+// dataset that is not two-body, too few systems for the fractions, or an invalid config.
+ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const ForceSplitConfig& config);
+
+}  // namespace orbitlaw::probe

@@ -1,0 +1,94 @@
+#pragma once
+// Probes on a trained transformer: fine-tuning with a fresh regression head, and ridge probes on each layer's
+// frozen hidden states. Both fit on the TRAIN rows, select (checkpoint step, layer, lambda) on the VALIDATION
+// rows, and only then predict the TEST rows, whose labels they never read.
+// This header pulls in LibTorch: translation units that include it must not include fmt or spdlog.
+#include <Eigen/Core>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "orbitlaw/config.hpp"
+#include "orbitlaw/model.hpp"
+#include "orbitlaw/probe/force_dataset.hpp"
+#include "orbitlaw/probe/regression.hpp"
+
+namespace orbitlaw::probe {
+
+// The token sequences of the systems a probe needs, encoded once with the model's tokenizer.
+class EncodedSystems {
+ public:
+  EncodedSystems(const simulator::DatasetReader& reader, const std::vector<std::int64_t>& systems,
+                 const model::TokenizerConfig& tokenizer);
+  // Tokens [L, 2] and, per system row, its sequence position (-1 when not visible).
+  const torch::Tensor& tokens(std::int64_t system) const;
+  std::int64_t position_of(std::int64_t system, int row) const;
+  std::int64_t length() const { return length_; }  // L, the same for every system
+
+ private:
+  std::int64_t length_ = 0;
+  std::vector<std::int64_t> systems_;  // sorted
+  std::vector<torch::Tensor> tokens_;
+  std::vector<std::vector<std::int64_t>> positions_;
+  std::int64_t slot(std::int64_t system) const;
+};
+
+struct FineTuneOptions {
+  int steps = 300;
+  int batch_size = 8;     // systems per step (all their labelled rows count)
+  double lr = 3e-4;       // AdamW, all weights
+  double head_lr = 3e-3;  // the fresh head learns faster
+  double weight_decay = 0.0;
+  double grad_clip = 1.0;
+  int eval_interval = 25;  // validation MSE every this many steps (and at the end); best state kept
+  TargetScaler::Kind target = TargetScaler::Kind::kLog;
+  std::uint64_t seed = 0;
+  int threads = 1;
+  Json to_json() const;
+};
+
+struct FineTuneResult {
+  Eigen::VectorXd test_prediction;                       // force per test row
+  Eigen::VectorXd validation_prediction;                 // force per validation row, from the selected state
+  int selected_step = 0;                                 // step of the state kept (0 = before any update)
+  double selected_validation_mse = 0;                    // in scaled-target units
+  std::vector<double> train_loss;                        // per step
+  std::vector<std::pair<int, double>> validation_curve;  // (step, MSE)
+  TargetScaler scaler;
+  double seconds = 0;
+  Json json() const;  // everything but the prediction vectors
+};
+
+// Fine-tunes a copy of the checkpoint's model (with a fresh Linear(n_embd -> 1) head on the final hidden
+// state): masked MSE on the scaled targets of the train rows, all weights trained, the state with the lowest
+// validation MSE kept. `test` supplies only which rows to predict; its labels are never read.
+FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                         const ForceRows& train, const ForceRows& validation, const ForceRows& test,
+                         const FineTuneOptions& options);
+
+struct LinearProbeOptions {
+  std::vector<double> lambdas = default_ridge_lambdas();
+  TargetScaler::Kind target = TargetScaler::Kind::kLog;
+  int batch_size = 16;  // systems per forward pass
+  int threads = 1;
+  Json to_json() const;
+};
+
+struct LinearProbeResult {
+  // Per hidden-state layer (0 = embedding output, ..., n_layer = last block, n_layer + 1 = final LayerNorm).
+  std::vector<double> validation_r2, test_r2_unused_for_selection, lambdas;
+  int selected_layer = 0;           // by validation MSE
+  Eigen::VectorXd test_prediction;  // force per test row, from the selected layer
+  TargetScaler scaler;
+  double seconds = 0;
+  Json json() const;
+};
+
+// Ridge probes from each layer's frozen hidden states at the labelled positions. The lambda of each layer and
+// the layer itself are chosen on the validation rows. test_r2_unused_for_selection is reported for the
+// per-layer picture only and computed after every choice is made; pass an empty test.force to skip it.
+LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                               const ForceRows& train, const ForceRows& validation, const ForceRows& test,
+                               const LinearProbeOptions& options);
+
+}  // namespace orbitlaw::probe

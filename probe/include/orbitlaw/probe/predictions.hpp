@@ -1,0 +1,40 @@
+#pragma once
+// The predictions file of a probe run (HDF5; h5py/h5dump friendly). Root 1-D datasets per test row:
+//   r, m1 (planet mass), m2 (star mass), force_true, system, row, nearest_train_distance
+// 2-D datasets [N, dim]: position, velocity (planet, barycentric), star_position, star_velocity.
+// Group predictions/<probe>: the predicted force magnitude per test row (finetune, linear, knn, newton, ...).
+// Root attributes (JSON strings): format ("orbitlaw-predictions"), schema_version, model, provenance, config,
+// probes (per-probe details such as selected step, layer, lambda, target scaling).
+#include <Eigen/Core>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "orbitlaw/config.hpp"
+#include "orbitlaw/probe/force_dataset.hpp"
+
+namespace orbitlaw::probe {
+
+inline constexpr const char* kPredictionsFormat = "orbitlaw-predictions";
+inline constexpr int kPredictionsSchemaVersion = 1;
+
+struct Predictions {
+  ForceRows rows;                          // the test rows: true state and true force
+  Eigen::VectorXd nearest_train_distance;  // per row, standardised-state distance to the nearest TRAIN row
+  std::vector<std::pair<std::string, Eigen::VectorXd>> probes;  // name -> predicted force, in insertion order
+  std::string model;  // e.g. "softmax", "lssar", or "oracle" when no checkpoint was probed
+  Json provenance = Json::object();
+  Json config = Json::object();
+  Json probe_details = Json::object();  // name -> details
+
+  const Eigen::VectorXd& prediction(const std::string& probe) const;  // throws Error naming known probes
+  bool has(const std::string& probe) const;
+  std::vector<std::string> probe_names() const;
+};
+
+// Writes atomically (temporary file, rename). Throws Error on a write failure or inconsistent lengths.
+void write_predictions(const std::string& path, const Predictions& predictions);
+// Throws Error with one line for a missing, corrupt or foreign file.
+Predictions read_predictions(const std::string& path);
+
+}  // namespace orbitlaw::probe

@@ -1,0 +1,35 @@
+#pragma once
+// One probe run as `orbitlaw probe` performs it: build the force dataset, run the probes (fine-tune, linear,
+// KNN, Newton), write predictions.h5, run the law searches on the predictions (sr.json), and record
+// provenance. Config keys (all optional), with their defaults in run.cpp:
+//   seed, threads, label, probes [finetune, linear, knn, newton],
+//   split {systems, test_fraction, validation_fraction, test_rows_per_system, train_rows_per_system,
+//          observed_rows (oracle-only runs; a checkpoint's tokenizer decides otherwise)},
+//   finetune {steps, batch_size, lr, head_lr, weight_decay, grad_clip, eval_interval, target},
+//   linear {lambdas, target, batch_size}, knn {k, state},
+//   sr {probes (default: every probe run), protocols [published, extended], galaxies, galaxy_rows,
+//       nearest_rows, published {...}, extended {...}}; see law_search.hpp for a protocol's keys.
+#include <string>
+
+#include "orbitlaw/config.hpp"
+
+namespace orbitlaw::probe {
+
+struct ProbeRunPaths {
+  std::string checkpoint;  // empty: oracles only
+  std::string data;        // two-body trajectory dataset
+  std::string out;         // folder; created if missing
+  bool oracle_only = false;
+};
+
+struct ProbeRunSummary {
+  Json summary;  // what probe.json holds
+  std::string predictions_path, sr_path, summary_path, provenance_path;
+};
+
+// Reads `config` (rejecting unknown keys), runs everything, and writes into paths.out. Throws Error with one
+// line for bad input; outputs are written atomically, so an interrupted run leaves no complete-looking file.
+ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const Json& library_versions,
+                          bool show_progress = true);
+
+}  // namespace orbitlaw::probe

@@ -1,0 +1,286 @@
+#include "orbitlaw/probe/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "orbitlaw/error.hpp"
+#include "orbitlaw/probe/law_search.hpp"
+#include "orbitlaw/probe/predictions.hpp"
+#include "orbitlaw/probe/statistics.hpp"
+
+// compare.json layout:
+//   {"newton": {"law": "C*m1*m2/r^2", "G": 39.478..., "exponents": [1, 1, -2]},
+//    "rows": [{"model", "run", "probe", "protocol" (null without a law search), "test_rows", "r2",
+//              "relative_error" {median, mean, p90}, "power_law" {...}, "exponents" {a, b, e: [est, lo, hi]},
+//              "exponents_cover_newton", "galaxies": [{"galaxy", "law", "complexity", "loss", "newton",
+//              "c_over_g", "heldout_relative_error"}], "newton_recovered", "galaxy_count", "distinct_laws",
+//              "law_spread", "heldout_relative_error", "verdict"}]}
+namespace orbitlaw::probe {
+
+namespace {
+
+double nan() { return std::numeric_limits<double>::quiet_NaN(); }
+
+Json number(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+double median(std::vector<double> values) {
+  values.erase(std::remove_if(values.begin(), values.end(), [](double v) { return !std::isfinite(v); }),
+               values.end());
+  if (values.empty()) return nan();
+  std::sort(values.begin(), values.end());
+  const auto n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+Json read_sr_json(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / "sr.json").string();
+  if (!std::filesystem::exists(path)) return Json::object();
+  std::ifstream in(path);
+  try {
+    return Json::parse(in);
+  } catch (const Json::parse_error&) {
+    throw Error(path + ": not valid JSON");
+  }
+}
+
+// Searches of sr.json: the "searches" list, or a single legacy search given only as "galaxies".
+std::vector<Json> searches_of(const Json& sr) {
+  std::vector<Json> out;
+  if (sr.contains("searches")) {
+    for (const auto& s : sr["searches"]) out.push_back(s);
+  } else if (sr.contains("galaxies")) {
+    out.push_back(Json{{"probe", sr.value("probe", "finetune")},
+                       {"protocol", sr.value("protocol", "published")},
+                       {"galaxies", sr["galaxies"]}});
+  }
+  return out;
+}
+
+Json probe_row(const std::string& model, const std::string& dir, const Predictions& predictions,
+               const std::string& probe, double confidence) {
+  const auto& truth = predictions.rows.force;
+  const auto& predicted = predictions.prediction(probe);
+  Json row{
+      {"model", model}, {"run", dir}, {"probe", probe}, {"protocol", nullptr}, {"test_rows", truth.size()}};
+  row["r2"] = number(r_squared(truth, predicted));
+  row["relative_error"] = relative_error(truth, predicted).json();
+  try {
+    const auto fit =
+        fit_power_law(predictions.rows.r, predictions.rows.m1, predictions.rows.m2, predicted, confidence);
+    row["power_law"] = fit.json();
+    row["exponents"] = Json{{"a", {fit.a(), fit.ci_low[1], fit.ci_high[1]}},
+                            {"b", {fit.b(), fit.ci_low[2], fit.ci_high[2]}},
+                            {"e", {fit.e(), fit.ci_low[3], fit.ci_high[3]}}};
+    row["exponents_cover_newton"] = fit.consistent_with_newton();
+  } catch (const Error& e) {
+    row["power_law"] = Json{{"error", e.what()}};
+    row["exponents"] = nullptr;
+    row["exponents_cover_newton"] = false;
+  }
+  row["galaxies"] = Json::array();
+  row["newton_recovered"] = 0;
+  row["galaxy_count"] = 0;
+  row["verdict"] = "no law search";
+  return row;
+}
+
+// Adds the law-search measures of `search` to a copy of `base`.
+Json law_row(Json row, const Predictions& predictions, const Json& search) {
+  row["protocol"] = search.value("protocol", "published");
+  const auto& rows = predictions.rows;
+  const Eigen::MatrixXd all_inputs = law_inputs(rows);
+  const auto n = rows.size();
+  Json galaxies = Json::array();
+  int recovered = 0;
+  std::set<std::string> distinct;
+  std::vector<Eigen::VectorXd> law_values;
+  std::vector<double> heldout_errors;
+  std::vector<double> c_over_g;
+  for (const auto& g : search.value("galaxies", Json::array())) {
+    const std::string law = g.contains("best") ? g["best"].value("expression", "") : g.value("law", "");
+    if (law.empty()) continue;
+    std::vector<std::int64_t> indices = g.value("rows", std::vector<std::int64_t>{});
+    std::vector<char> in_galaxy(n, 0);
+    for (auto i : indices) {
+      if (i < 0 || i >= n)
+        throw Error("sr.json: galaxy row " + std::to_string(i) + " outside the predictions");
+      in_galaxy[i] = 1;
+    }
+    const sr::Expr expr = sr::parse(law, law_variables());
+    const Eigen::MatrixXd points = indices.empty() ? all_inputs : law_inputs(rows, indices);
+    const NewtonVerdict verdict = newton_verdict(expr, points);
+    // Held out: every test row outside this galaxy; the law against the TRUE force there.
+    const Eigen::VectorXd values = expr.evaluate(all_inputs).matrix();
+    std::vector<double> errors;
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (!in_galaxy[i]) errors.push_back(std::abs(values[i] - rows.force[i]) / std::abs(rows.force[i]));
+    }
+    const double heldout = median(errors);
+    recovered += verdict.equivalent;
+    if (verdict.equivalent) c_over_g.push_back(verdict.c_over_g);
+    distinct.insert(sr::simplify(sr::round_constants(expr, 3)).text(law_variables(), 3));
+    law_values.push_back(values);
+    heldout_errors.push_back(heldout);
+    galaxies.push_back(Json{{"galaxy", g.value("galaxy", static_cast<int>(galaxies.size()))},
+                            {"law", law},
+                            {"complexity", g.contains("best") ? g["best"].value("complexity", 0) : 0},
+                            {"loss", g.contains("best") ? g["best"].value("loss", nan()) : nan()},
+                            {"newton", verdict.equivalent},
+                            {"relation", verdict.relation},
+                            {"c_over_g", number(verdict.equivalent ? verdict.c_over_g : nan())},
+                            {"heldout_relative_error", number(heldout)}});
+  }
+  // Agreement across galaxies: per test row, the spread (max - min) of the galaxies' laws relative to the
+  // true force, then the median over rows. 0 when every galaxy found the same function.
+  double spread = nan();
+  if (law_values.size() >= 2) {
+    std::vector<double> per_row;
+    for (std::int64_t i = 0; i < n; ++i) {
+      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+      for (const auto& v : law_values) {
+        lo = std::min(lo, v[i]);
+        hi = std::max(hi, v[i]);
+      }
+      per_row.push_back((hi - lo) / std::abs(rows.force[i]));
+    }
+    spread = median(per_row);
+  }
+  const int count = static_cast<int>(galaxies.size());
+  row["galaxies"] = galaxies;
+  row["newton_recovered"] = recovered;
+  row["galaxy_count"] = count;
+  row["distinct_laws"] = static_cast<int>(distinct.size());
+  row["law_spread"] = number(spread);
+  row["heldout_relative_error"] = number(median(heldout_errors));
+  row["c_over_g"] = number(median(c_over_g));
+  row["verdict"] = count == 0           ? std::string("no law search")
+                   : recovered == count ? "Newton recovered in every galaxy"
+                   : recovered == 0     ? std::string("not Newton")
+                                        : "Newton in " + std::to_string(recovered) + " of " +
+                                          std::to_string(count) + " galaxies";
+  return row;
+}
+
+std::string fmt_number(const Json& v, const char* format = "%.4g") {
+  if (v.is_null()) return "n/a";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, v.get<double>());
+  return buffer;
+}
+
+std::string fmt_interval(const Json& v) {
+  if (!v.is_array() || v.size() != 3) return "n/a";
+  char buffer[96];
+  std::snprintf(buffer, sizeof buffer, "%.3f [%.3f, %.3f]", v[0].get<double>(), v[1].get<double>(),
+                v[2].get<double>());
+  return buffer;
+}
+
+// A law in a table cell: pipes would end the cell.
+std::string cell(std::string text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else
+      out += c;
+  }
+  return "`" + out + "`";
+}
+
+}  // namespace
+
+Json compare_runs(const std::vector<std::string>& run_dirs, const CompareOptions& options) {
+  if (run_dirs.empty()) throw Error("compare: no run folders given");
+  if (!options.labels.empty() && options.labels.size() != run_dirs.size()) {
+    throw Error("compare: " + std::to_string(options.labels.size()) + " labels for " +
+                std::to_string(run_dirs.size()) + " run folders");
+  }
+  Json rows = Json::array();
+  for (std::size_t k = 0; k < run_dirs.size(); ++k) {
+    const auto& dir = run_dirs[k];
+    if (!std::filesystem::is_directory(dir)) throw Error("compare: run folder " + dir + " does not exist");
+    const Predictions predictions =
+        read_predictions((std::filesystem::path(dir) / "predictions.h5").string());
+    const std::string model = options.labels.empty() ? predictions.model : options.labels[k];
+    const auto searches = searches_of(read_sr_json(dir));
+    for (const auto& probe : predictions.probe_names()) {
+      const Json base = probe_row(model, dir, predictions, probe, options.confidence);
+      bool any = false;
+      for (const auto& search : searches) {
+        if (search.value("probe", "") != probe) continue;
+        rows.push_back(law_row(base, predictions, search));
+        any = true;
+      }
+      if (!any) rows.push_back(base);
+    }
+  }
+  return Json{{"newton", Json{{"law", "C*m1*m2/r^2"},
+                              {"G", kGravitationalConstant},
+                              {"exponents", {1, 1, -2}},
+                              {"confidence", options.confidence}}},
+              {"rows", rows}};
+}
+
+std::string compare_markdown(const Json& comparison) {
+  std::string md;
+  md += "## Probe accuracy and power-law exponents\n\n";
+  md +=
+      "Power-law fit ln F = c + a ln m1 + b ln m2 + e ln r of each probe's predicted force on the test rows; "
+      "Newton: (a, b, e) = (1, 1, -2). Intervals are 95% confidence intervals.\n\n";
+  md += "| model | probe | test rows | R² | median rel. error | a | b | e | covers (1, 1, -2) |\n";
+  md += "|---|---|---|---|---|---|---|---|---|\n";
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto& row : comparison["rows"]) {
+    const auto key = std::make_pair(row["model"].get<std::string>(), row["probe"].get<std::string>());
+    if (!seen.insert(key).second) continue;
+    const auto& ex = row["exponents"];
+    md += "| " + key.first + " | " + key.second + " | " + std::to_string(row["test_rows"].get<long long>()) +
+          " | " + fmt_number(row["r2"]) + " | " + fmt_number(row["relative_error"]["median"]) + " | " +
+          (ex.is_null() ? "n/a" : fmt_interval(ex["a"])) + " | " +
+          (ex.is_null() ? "n/a" : fmt_interval(ex["b"])) + " | " +
+          (ex.is_null() ? "n/a" : fmt_interval(ex["e"])) + " | " +
+          (row["exponents_cover_newton"].get<bool>() ? "yes" : "no") + " |\n";
+  }
+  md += "\n## Recovered force laws against Newton (C·m1·m2/r², G = 4π² ≈ 39.48)\n\n";
+  md +=
+      "Newton: galaxies whose selected law equals C·m1·m2/r² for a constant C > 0 (SRBench rule: constants "
+      "rounded to 3 significant digits). C/G: median over those galaxies. Held-out error: median relative "
+      "error "
+      "of the law against the true force on the test rows outside its galaxy (median over galaxies). Spread: "
+      "median over test rows of (max - min) of the galaxies' laws relative to the true force.\n\n";
+  md +=
+      "| model | probe | protocol | Newton | C/G | held-out rel. error | distinct laws | spread | verdict "
+      "|\n";
+  md += "|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& row : comparison["rows"]) {
+    if (row["protocol"].is_null()) continue;
+    md += "| " + row["model"].get<std::string>() + " | " + row["probe"].get<std::string>() + " | " +
+          row["protocol"].get<std::string>() + " | " + std::to_string(row["newton_recovered"].get<int>()) +
+          "/" + std::to_string(row["galaxy_count"].get<int>()) + " | " + fmt_number(row["c_over_g"]) + " | " +
+          fmt_number(row["heldout_relative_error"]) + " | " +
+          std::to_string(row["distinct_laws"].get<int>()) + " | " + fmt_number(row["law_spread"]) + " | " +
+          row["verdict"].get<std::string>() + " |\n";
+  }
+  md += "\n## Law per galaxy\n\n";
+  md += "| model | probe | protocol | galaxy | law | Newton | held-out rel. error |\n";
+  md += "|---|---|---|---|---|---|---|\n";
+  for (const auto& row : comparison["rows"]) {
+    if (row["protocol"].is_null()) continue;
+    for (const auto& g : row["galaxies"]) {
+      md += "| " + row["model"].get<std::string>() + " | " + row["probe"].get<std::string>() + " | " +
+            row["protocol"].get<std::string>() + " | " + std::to_string(g["galaxy"].get<int>()) + " | " +
+            cell(g["law"].get<std::string>()) + " | " + (g["newton"].get<bool>() ? "yes" : "no") + " | " +
+            fmt_number(g["heldout_relative_error"]) + " |\n";
+    }
+  }
+  return md;
+}
+
+}  // namespace orbitlaw::probe

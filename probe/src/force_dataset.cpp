@@ -1,0 +1,216 @@
+#include "orbitlaw/probe/force_dataset.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "orbitlaw/error.hpp"
+#include "rng.hpp"
+
+namespace orbitlaw::probe {
+
+namespace {
+
+void check_two_body(const simulator::System& system, std::int64_t index) {
+  if (system.n_bodies != 2) {
+    throw Error(
+        "force probe: system " + std::to_string(index) + " has " + std::to_string(system.n_bodies) +
+        " bodies; the force-magnitude task needs a two-body dataset (orbitlaw simulate --preset two-body)");
+  }
+}
+
+// The planet rows (body 0) among the first `observed_rows` rows.
+std::vector<int> visible_planet_rows(const simulator::System& system, int observed_rows) {
+  std::vector<int> rows;
+  const int limit = std::min(system.rows(), observed_rows);
+  for (int row = 0; row < limit; row += system.n_bodies) rows.push_back(row);
+  return rows;
+}
+
+std::vector<int> draw_rows(std::vector<int> rows, int count, detail::SplitMix64& rng) {
+  if (count <= 0 || count >= static_cast<int>(rows.size())) return rows;
+  detail::shuffle(rows, rng);
+  rows.resize(count);
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+}  // namespace
+
+ForceRows ForceRows::select(const std::vector<std::int64_t>& indices) const {
+  ForceRows out;
+  const auto n = static_cast<Eigen::Index>(indices.size());
+  const int d = dim();
+  out.r.resize(n);
+  out.m1.resize(n);
+  out.m2.resize(n);
+  out.force.resize(n);
+  out.position.resize(n, d);
+  out.velocity.resize(n, d);
+  out.star_position.resize(n, d);
+  out.star_velocity.resize(n, d);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const auto j = indices[i];
+    if (j < 0 || j >= size()) throw Error("force rows: index " + std::to_string(j) + " out of range");
+    out.system.push_back(system[j]);
+    out.row.push_back(row[j]);
+    out.r[i] = r[j];
+    out.m1[i] = m1[j];
+    out.m2[i] = m2[j];
+    out.force[i] = force[j];
+    out.position.row(i) = position.row(j);
+    out.velocity.row(i) = velocity.row(j);
+    out.star_position.row(i) = star_position.row(j);
+    out.star_velocity.row(i) = star_velocity.row(j);
+  }
+  return out;
+}
+
+ForceRows ForceRows::concat(const std::vector<ForceRows>& parts) {
+  ForceRows out;
+  Eigen::Index n = 0;
+  int d = 0;
+  for (const auto& part : parts) {
+    if (part.size() == 0) continue;
+    if (d != 0 && part.dim() != d) throw Error("force rows: cannot join rows of different dimensions");
+    d = part.dim();
+    n += part.size();
+  }
+  out.r.resize(n);
+  out.m1.resize(n);
+  out.m2.resize(n);
+  out.force.resize(n);
+  out.position.resize(n, d);
+  out.velocity.resize(n, d);
+  out.star_position.resize(n, d);
+  out.star_velocity.resize(n, d);
+  Eigen::Index at = 0;
+  for (const auto& part : parts) {
+    const auto k = static_cast<Eigen::Index>(part.size());
+    if (k == 0) continue;
+    out.system.insert(out.system.end(), part.system.begin(), part.system.end());
+    out.row.insert(out.row.end(), part.row.begin(), part.row.end());
+    out.r.segment(at, k) = part.r;
+    out.m1.segment(at, k) = part.m1;
+    out.m2.segment(at, k) = part.m2;
+    out.force.segment(at, k) = part.force;
+    out.position.middleRows(at, k) = part.position;
+    out.velocity.middleRows(at, k) = part.velocity;
+    out.star_position.middleRows(at, k) = part.star_position;
+    out.star_velocity.middleRows(at, k) = part.star_velocity;
+    at += k;
+  }
+  return out;
+}
+
+ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows) {
+  check_two_body(system, index);
+  const int star = system.star_index();
+  const auto n = static_cast<Eigen::Index>(rows.size());
+  const int d = system.dim;
+  ForceRows out;
+  out.r.resize(n);
+  out.m1.resize(n);
+  out.m2.resize(n);
+  out.force.resize(n);
+  out.position.resize(n, d);
+  out.velocity.resize(n, d);
+  out.star_position.resize(n, d);
+  out.star_velocity.resize(n, d);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    const int row = rows[i];
+    if (row < 0 || row >= system.rows() || row % system.n_bodies == star) {
+      throw Error("force probe: row " + std::to_string(row) + " of system " + std::to_string(index) +
+                  " is not a planet row");
+    }
+    const int star_row = row - row % system.n_bodies + star;
+    out.system.push_back(index);
+    out.row.push_back(row);
+    out.position.row(i) = system.position.row(row);
+    out.velocity.row(i) = system.velocity.row(row);
+    out.star_position.row(i) = system.position.row(star_row);
+    out.star_velocity.row(i) = system.velocity.row(star_row);
+    out.r[i] = (system.position.row(row) - system.position.row(star_row)).norm();
+    out.m1[i] = system.mass[0];
+    out.m2[i] = system.mass[star];
+    out.force[i] = system.mass[0] * system.star_acceleration.row(row).norm();
+  }
+  return out;
+}
+
+void ForceSplitConfig::validate() const {
+  auto fraction = [](const char* key, double value) {
+    if (!(value > 0 && value < 1)) {
+      throw Error(std::string("probe config: '") + key + "' must lie in (0, 1), got " +
+                  std::to_string(value));
+    }
+  };
+  fraction("test_fraction", test_fraction);
+  fraction("validation_fraction", validation_fraction);
+  if (systems < 0) throw Error("probe config: 'systems' must be >= 0 (0 = all)");
+  if (test_rows_per_system < 1) throw Error("probe config: 'test_rows_per_system' must be >= 1");
+  if (train_rows_per_system < 0) throw Error("probe config: 'train_rows_per_system' must be >= 0 (0 = all)");
+  if (observed_rows < 1) throw Error("probe config: 'observed_rows' must be >= 1");
+}
+
+Json ForceSplitConfig::to_json() const {
+  return Json{{"systems", systems},
+              {"test_fraction", test_fraction},
+              {"validation_fraction", validation_fraction},
+              {"test_rows_per_system", test_rows_per_system},
+              {"train_rows_per_system", train_rows_per_system},
+              {"observed_rows", observed_rows},
+              {"seed", seed}};
+}
+
+ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const ForceSplitConfig& config) {
+  config.validate();
+  const std::int64_t available = reader.num_systems();
+  if (config.systems > available) {
+    throw Error("probe config: 'systems' = " + std::to_string(config.systems) + " but the dataset holds " +
+                std::to_string(available));
+  }
+  const std::int64_t n = config.systems > 0 ? config.systems : available;
+  const auto n_test = std::max<std::int64_t>(1, std::llround(static_cast<double>(n) * config.test_fraction));
+  const auto n_validation =
+      std::max<std::int64_t>(1, std::llround(static_cast<double>(n - n_test) * config.validation_fraction));
+  if (n - n_test - n_validation < 1) {
+    throw Error("force probe: " + std::to_string(n) +
+                " systems are too few for a train, validation and test split");
+  }
+
+  std::vector<std::int64_t> order(n);
+  for (std::int64_t i = 0; i < n; ++i) order[i] = i;
+  detail::SplitMix64 split_rng(detail::derive_seed(config.seed, 1));
+  detail::shuffle(order, split_rng);
+
+  ForceDataset dataset;
+  dataset.dim = reader.dim();
+  dataset.test_systems.assign(order.begin(), order.begin() + n_test);
+  dataset.validation_systems.assign(order.begin() + n_test, order.begin() + n_test + n_validation);
+  dataset.train_systems.assign(order.begin() + n_test + n_validation, order.end());
+  for (auto* systems : {&dataset.test_systems, &dataset.validation_systems, &dataset.train_systems}) {
+    std::sort(systems->begin(), systems->end());
+  }
+
+  // Each system's rows come from its own stream, so a system's labels do not depend on the split sizes.
+  auto rows_of = [&](std::int64_t index, int count) {
+    simulator::System system = reader.read_system(index);
+    check_two_body(system, index);
+    detail::SplitMix64 rng(detail::derive_seed(config.seed, 1000 + static_cast<std::uint64_t>(index)));
+    return force_rows(system, index,
+                      draw_rows(visible_planet_rows(system, config.observed_rows), count, rng));
+  };
+  auto build = [&](const std::vector<std::int64_t>& systems, int count) {
+    std::vector<ForceRows> parts;
+    parts.reserve(systems.size());
+    for (auto index : systems) parts.push_back(rows_of(index, count));
+    return ForceRows::concat(parts);
+  };
+  dataset.train = build(dataset.train_systems, config.train_rows_per_system);
+  dataset.validation = build(dataset.validation_systems, config.train_rows_per_system);
+  dataset.test = build(dataset.test_systems, config.test_rows_per_system);
+  return dataset;
+}
+
+}  // namespace orbitlaw::probe

@@ -1,0 +1,210 @@
+#include "orbitlaw/probe/law_search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "orbitlaw/error.hpp"
+#include "rng.hpp"
+
+namespace orbitlaw::probe {
+
+LawSearchOptions published_protocol() {
+  LawSearchOptions options;
+  options.protocol = "published";
+  options.search.operators = {"+", "*", "sin", "cos", "exp", "inv"};
+  options.search.loss = sr::LossKind::kThresholdedL1;
+  options.search.max_size = 20;
+  options.search.restarts = 3;
+  return options;
+}
+
+LawSearchOptions extended_protocol() {
+  LawSearchOptions options = published_protocol();
+  options.protocol = "extended";
+  options.search.operators = {"+", "*", "/", "pow", "sin", "cos", "exp", "inv"};
+  options.search.loss = sr::LossKind::kLog;
+  return options;
+}
+
+LawSearchOptions law_search_options_from_config(ConfigReader& section, const LawSearchOptions& defaults) {
+  LawSearchOptions options = defaults;
+  auto positive = [&](const char* key, int value) {
+    if (value < 1)
+      throw Error(std::string("probe config: '") + key + "' must be >= 1, got " + std::to_string(value));
+    return value;
+  };
+  options.galaxies = positive("galaxies", section.get("galaxies", defaults.galaxies));
+  options.galaxy_rows = positive("galaxy_rows", section.get("galaxy_rows", defaults.galaxy_rows));
+  options.nearest_rows = positive("nearest_rows", section.get("nearest_rows", defaults.nearest_rows));
+  auto& s = options.search;
+  s.operators = section.get("operators", defaults.search.operators);
+  s.loss = sr::parse_loss_kind(section.get("loss", sr::to_string(defaults.search.loss)));
+  s.max_size = section.get("max_size", defaults.search.max_size);
+  s.restarts = section.get("restarts", defaults.search.restarts);
+  s.iterations = section.get("iterations", defaults.search.iterations);
+  s.populations = section.get("populations", defaults.search.populations);
+  s.population_size = section.get("population_size", defaults.search.population_size);
+  s.threads = section.get("threads", defaults.search.threads);
+  s.optimizer_iterations = section.get("optimizer_iterations", defaults.search.optimizer_iterations);
+  s.time_limit_seconds = section.get("time_limit_seconds", defaults.search.time_limit_seconds);
+  sr::validate(s);
+  return options;
+}
+
+std::vector<std::vector<std::int64_t>> draw_galaxies(const Eigen::VectorXd& nearest_distance,
+                                                     const LawSearchOptions& options) {
+  const auto n = static_cast<std::int64_t>(nearest_distance.size());
+  if (n == 0) throw Error("law search: no test rows to draw galaxies from");
+  std::vector<std::int64_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return nearest_distance[a] < nearest_distance[b]; });
+  order.resize(std::min<std::int64_t>(n, options.nearest_rows));
+  const auto rows = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), options.galaxy_rows);
+  std::vector<std::vector<std::int64_t>> galaxies;
+  for (int g = 0; g < options.galaxies; ++g) {
+    detail::SplitMix64 rng(detail::derive_seed(options.seed, 100 + static_cast<std::uint64_t>(g)));
+    auto pool = order;
+    detail::shuffle(pool, rng);
+    pool.resize(rows);
+    std::sort(pool.begin(), pool.end());
+    galaxies.push_back(std::move(pool));
+  }
+  return galaxies;
+}
+
+Json NewtonVerdict::json() const {
+  return Json{{"equivalent", equivalent},
+              {"relation", relation},
+              {"constant", constant},
+              {"c_over_g", c_over_g},
+              {"method", method}};
+}
+
+NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points) {
+  static const sr::Expr newton = sr::parse(kNewtonForm, law_variables());
+  const sr::Equivalence eq = sr::check_equivalence(law, newton, points);
+  NewtonVerdict verdict;
+  verdict.relation = eq.relation;
+  verdict.constant = eq.constant;
+  verdict.method = eq.method;
+  // Only a positive constant factor is Newton's law: an offset (F = m1 m2 / r^2 + c) or an attraction with
+  // the wrong sign is not.
+  verdict.equivalent = eq.equivalent && eq.relation == "ratio" && eq.constant > 0;
+  verdict.c_over_g = verdict.equivalent ? eq.constant / kGravitationalConstant : 0;
+  return verdict;
+}
+
+NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points) {
+  return newton_verdict(sr::parse(law, law_variables()), points);
+}
+
+Eigen::MatrixXd law_inputs(const ForceRows& rows, const std::vector<std::int64_t>& indices) {
+  const auto n = indices.empty() ? rows.size() : static_cast<std::int64_t>(indices.size());
+  Eigen::MatrixXd X(n, 3);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const auto j = indices.empty() ? i : indices[i];
+    X(i, 0) = rows.r[j];
+    X(i, 1) = rows.m1[j];
+    X(i, 2) = rows.m2[j];
+  }
+  return X;
+}
+
+LawSearch search_laws(const Predictions& predictions, const std::string& probe,
+                      const LawSearchOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const Eigen::VectorXd& predicted = predictions.prediction(probe);
+  sr::validate(options.search);
+  // Rows the loss can use: finite predictions, and positive ones for a log-space loss.
+  const bool needs_positive = options.search.loss == sr::LossKind::kLog;
+  Eigen::VectorXd distance = predictions.nearest_train_distance;
+  std::int64_t usable = 0;
+  for (Eigen::Index i = 0; i < distance.size(); ++i) {
+    const bool ok = std::isfinite(predicted[i]) && (!needs_positive || predicted[i] > 0);
+    if (!ok) distance[i] = std::numeric_limits<double>::infinity();
+    usable += ok;
+  }
+  if (usable < 2) {
+    throw Error("law search: probe '" + probe + "' has " + std::to_string(usable) + " usable predictions" +
+                (needs_positive ? " (positive and finite, as the log loss needs)" : ""));
+  }
+  LawSearchOptions effective = options;
+  effective.nearest_rows = static_cast<int>(std::min<std::int64_t>(options.nearest_rows, usable));
+  const auto galaxies = draw_galaxies(distance, effective);
+
+  LawSearch out;
+  out.probe = probe;
+  out.protocol = options.protocol;
+  out.options = effective;
+  for (int g = 0; g < static_cast<int>(galaxies.size()); ++g) {
+    GalaxyLaw galaxy;
+    galaxy.galaxy = g;
+    galaxy.rows = galaxies[g];
+    const Eigen::MatrixXd X = law_inputs(predictions.rows, galaxy.rows);
+    Eigen::VectorXd y(static_cast<Eigen::Index>(galaxy.rows.size()));
+    for (Eigen::Index i = 0; i < y.size(); ++i) y[i] = predicted[galaxy.rows[i]];
+    sr::Options search = options.search;
+    search.seed = detail::derive_seed(options.seed, 200 + static_cast<std::uint64_t>(g));
+    galaxy.result = sr::search(X, y, law_variables(), search);
+    if (galaxy.result.best < 0 || galaxy.result.front.empty()) {
+      throw Error("law search: the symbolic regression returned no front for galaxy " + std::to_string(g));
+    }
+    const auto& best = galaxy.result.front[galaxy.result.best];
+    galaxy.law = best.text;
+    galaxy.complexity = best.complexity;
+    galaxy.loss = best.loss;
+    galaxy.newton = newton_verdict(best.expr, X);
+    out.galaxies.push_back(std::move(galaxy));
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+Json law_searches_json(const std::vector<LawSearch>& searches) {
+  Json list = Json::array();
+  for (const auto& search : searches) {
+    Json galaxies = Json::array();
+    for (const auto& g : search.galaxies) {
+      Json front = Json::array();
+      for (const auto& entry : g.result.front) {
+        front.push_back(Json{{"complexity", entry.complexity},
+                             {"loss", entry.loss},
+                             {"score", entry.score},
+                             {"expression", entry.text}});
+      }
+      galaxies.push_back(
+          Json{{"galaxy", g.galaxy},
+               {"rows", g.rows},
+               {"front", front},
+               {"best", Json{{"expression", g.law}, {"complexity", g.complexity}, {"loss", g.loss}}},
+               {"newton", g.newton.equivalent},
+               {"verdict", g.newton.json()},
+               {"seconds", g.result.seconds}});
+    }
+    const auto& s = search.options.search;
+    list.push_back(Json{{"probe", search.probe},
+                        {"protocol", search.protocol},
+                        {"options", Json{{"galaxies", search.options.galaxies},
+                                         {"galaxy_rows", search.options.galaxy_rows},
+                                         {"nearest_rows", search.options.nearest_rows},
+                                         {"seed", search.options.seed},
+                                         {"operators", s.operators},
+                                         {"loss", sr::to_string(s.loss)},
+                                         {"max_size", s.max_size},
+                                         {"restarts", s.restarts},
+                                         {"iterations", s.iterations},
+                                         {"populations", s.populations},
+                                         {"population_size", s.population_size},
+                                         {"selection", "best: highest score among losses <= 1.5 x minimum"}}},
+                        {"galaxies", galaxies},
+                        {"seconds", search.seconds}});
+  }
+  Json out{{"searches", list}, {"galaxies", list.empty() ? Json::array() : list.front()["galaxies"]}};
+  return out;
+}
+
+}  // namespace orbitlaw::probe

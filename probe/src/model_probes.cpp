@@ -1,0 +1,377 @@
+// Fine-tuning and linear probes on a trained Gpt. Includes LibTorch: no fmt or spdlog here.
+#include "orbitlaw/probe/model_probes.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "orbitlaw/error.hpp"
+#include "orbitlaw/probe/statistics.hpp"
+#include "rng.hpp"
+
+namespace orbitlaw::probe {
+
+EncodedSystems::EncodedSystems(const simulator::DatasetReader& reader,
+                               const std::vector<std::int64_t>& systems,
+                               const model::TokenizerConfig& tokenizer) {
+  systems_ = systems;
+  std::sort(systems_.begin(), systems_.end());
+  systems_.erase(std::unique(systems_.begin(), systems_.end()), systems_.end());
+  for (auto index : systems_) {
+    const simulator::System system = reader.read_system(index);
+    model::TokenizedSequence sequence = model::encode(system, tokenizer);
+    const auto length = sequence.tokens.size(0);
+    if (length_ == 0) length_ = length;
+    if (length != length_) {
+      throw Error("force probe: system " + std::to_string(index) + " encodes to " + std::to_string(length) +
+                  " positions, others to " + std::to_string(length_) +
+                  "; probe systems must have equal lengths");
+    }
+    // Stored compactly (vocab <= 65535 fits uint16 but torch lacks it; int32 is enough and exact).
+    tokens_.push_back(sequence.tokens.to(torch::kInt32).contiguous());
+    std::vector<std::int64_t> positions(static_cast<std::size_t>(system.rows()), -1);
+    for (std::size_t p = 0; p < sequence.row.size(); ++p) {
+      if (sequence.row[p] >= 0)
+        positions[static_cast<std::size_t>(sequence.row[p])] = static_cast<std::int64_t>(p);
+    }
+    positions_.push_back(std::move(positions));
+  }
+}
+
+std::int64_t EncodedSystems::slot(std::int64_t system) const {
+  auto it = std::lower_bound(systems_.begin(), systems_.end(), system);
+  if (it == systems_.end() || *it != system) {
+    throw Error("force probe: system " + std::to_string(system) + " was not encoded");
+  }
+  return it - systems_.begin();
+}
+
+const torch::Tensor& EncodedSystems::tokens(std::int64_t system) const { return tokens_[slot(system)]; }
+
+std::int64_t EncodedSystems::position_of(std::int64_t system, int row) const {
+  const auto& positions = positions_[slot(system)];
+  if (row < 0 || row >= static_cast<int>(positions.size()) || positions[row] < 0) {
+    throw Error("force probe: row " + std::to_string(row) + " of system " + std::to_string(system) +
+                " is not visible to the model");
+  }
+  return positions[row];
+}
+
+namespace {
+
+// Labelled rows grouped by system: the unit of a batch.
+struct SystemRows {
+  std::int64_t system = 0;
+  std::vector<std::int64_t> positions;  // sequence positions
+  std::vector<std::int64_t> indices;    // indices into the ForceRows
+};
+
+std::vector<SystemRows> group_by_system(const ForceRows& rows, const EncodedSystems& encoded) {
+  std::map<std::int64_t, SystemRows> groups;
+  for (std::int64_t i = 0; i < rows.size(); ++i) {
+    auto& g = groups[rows.system[i]];
+    g.system = rows.system[i];
+    g.positions.push_back(encoded.position_of(rows.system[i], rows.row[i]));
+    g.indices.push_back(i);
+  }
+  std::vector<SystemRows> out;
+  for (auto& [system, g] : groups) out.push_back(std::move(g));
+  return out;
+}
+
+// Tokens [B, L, 2] int64 of a batch of systems, and the flat indices (b * L + position) of their labelled
+// rows.
+struct Batch {
+  torch::Tensor tokens;
+  torch::Tensor flat_positions;
+  std::vector<std::int64_t> row_indices;
+};
+
+Batch make_batch(const std::vector<const SystemRows*>& groups, const EncodedSystems& encoded) {
+  std::vector<torch::Tensor> tokens;
+  std::vector<std::int64_t> flat;
+  Batch batch;
+  const auto L = encoded.length();
+  for (std::size_t b = 0; b < groups.size(); ++b) {
+    tokens.push_back(encoded.tokens(groups[b]->system));
+    for (std::size_t k = 0; k < groups[b]->positions.size(); ++k) {
+      flat.push_back(static_cast<std::int64_t>(b) * L + groups[b]->positions[k]);
+      batch.row_indices.push_back(groups[b]->indices[k]);
+    }
+  }
+  batch.tokens = torch::stack(tokens).to(torch::kInt64);
+  batch.flat_positions = torch::tensor(flat, torch::kInt64);
+  return batch;
+}
+
+torch::Tensor to_tensor(const Eigen::VectorXd& v, const std::vector<std::int64_t>& indices) {
+  std::vector<float> values;
+  values.reserve(indices.size());
+  for (auto i : indices) values.push_back(static_cast<float>(v[i]));
+  return torch::tensor(values, torch::kFloat32);
+}
+
+Eigen::VectorXd to_eigen(const torch::Tensor& t) {
+  const auto c = t.to(torch::kFloat64).contiguous();
+  return Eigen::Map<const Eigen::VectorXd>(c.data_ptr<double>(), c.numel());
+}
+
+// A fresh model with the same weights as `source` (LibTorch modules here are not Cloneable).
+model::Gpt copy_model(const model::LoadedModel& loaded) {
+  model::Gpt copy(loaded.config);
+  torch::NoGradGuard no_grad;
+  auto target = copy->named_parameters(true);
+  for (const auto& item : loaded.module->named_parameters(true)) target[item.key()].copy_(item.value());
+  auto target_buffers = copy->named_buffers(true);
+  for (const auto& item : loaded.module->named_buffers(true)) target_buffers[item.key()].copy_(item.value());
+  return copy;
+}
+
+// The model's output for the labelled rows of `groups`, in chunks of `batch_size` systems.
+Eigen::VectorXd predict_scaled(model::Gpt& net, torch::nn::Linear& head,
+                               const std::vector<SystemRows>& groups, const EncodedSystems& encoded,
+                               std::int64_t rows, int batch_size) {
+  torch::NoGradGuard no_grad;
+  Eigen::VectorXd out = Eigen::VectorXd::Constant(rows, std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t start = 0; start < groups.size(); start += static_cast<std::size_t>(batch_size)) {
+    std::vector<const SystemRows*> chunk;
+    for (std::size_t k = start; k < std::min(groups.size(), start + batch_size); ++k)
+      chunk.push_back(&groups[k]);
+    Batch batch = make_batch(chunk, encoded);
+    auto hidden = net->hidden_states(batch.tokens).back();
+    auto flat = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.flat_positions);
+    Eigen::VectorXd values = to_eigen(head->forward(flat).squeeze(1));
+    for (std::size_t k = 0; k < batch.row_indices.size(); ++k) out[batch.row_indices[k]] = values[k];
+  }
+  return out;
+}
+
+double mse(const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return (a - b).squaredNorm() / a.size(); }
+
+void set_threads(int threads) {
+  if (threads > 0) torch::set_num_threads(threads);
+}
+
+}  // namespace
+
+Json FineTuneOptions::to_json() const {
+  return Json{{"steps", steps},
+              {"batch_size", batch_size},
+              {"lr", lr},
+              {"head_lr", head_lr},
+              {"weight_decay", weight_decay},
+              {"grad_clip", grad_clip},
+              {"eval_interval", eval_interval},
+              {"target", TargetScaler::to_string(target)},
+              {"seed", seed},
+              {"threads", threads}};
+}
+
+Json FineTuneResult::json() const {
+  Json curve = Json::array();
+  for (const auto& [step, value] : validation_curve) curve.push_back({step, value});
+  return Json{{"selected_step", selected_step},
+              {"selected_validation_mse", selected_validation_mse},
+              {"validation_curve", curve},
+              {"final_train_loss", train_loss.empty() ? 0.0 : train_loss.back()},
+              {"target_scaling", scaler.json()},
+              {"selection", "lowest validation MSE (validation systems carved from the train split)"},
+              {"seconds", seconds}};
+}
+
+FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                         const ForceRows& train, const ForceRows& validation, const ForceRows& test,
+                         const FineTuneOptions& options) {
+  if (options.steps < 0 || options.batch_size < 1 || options.eval_interval < 1) {
+    throw Error("fine-tune: steps must be >= 0, batch_size and eval_interval >= 1");
+  }
+  if (train.size() == 0 || validation.size() == 0) throw Error("fine-tune: no train or validation rows");
+  const auto start_time = std::chrono::steady_clock::now();
+  set_threads(options.threads);
+  FineTuneResult result;
+  result.scaler = TargetScaler::fit(options.target, train.force);
+  const Eigen::VectorXd train_target = result.scaler.forward(train.force);
+  const Eigen::VectorXd validation_target = result.scaler.forward(validation.force);
+  const auto train_groups = group_by_system(train, encoded);
+  const auto validation_groups = group_by_system(validation, encoded);
+  const auto test_groups = group_by_system(test, encoded);  // positions only: test.force is never read
+
+  torch::manual_seed(options.seed);
+  model::Gpt net = copy_model(loaded);
+  torch::nn::Linear head(torch::nn::LinearOptions(loaded.config.n_embd, 1));
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(net->parameters(),
+                      std::make_unique<torch::optim::AdamWOptions>(
+                          torch::optim::AdamWOptions(options.lr).weight_decay(options.weight_decay)));
+  groups.emplace_back(head->parameters(), std::make_unique<torch::optim::AdamWOptions>(
+                                              torch::optim::AdamWOptions(options.head_lr).weight_decay(0)));
+  torch::optim::AdamW optimizer(std::move(groups), torch::optim::AdamWOptions(options.lr));
+
+  std::vector<torch::Tensor> best_state;
+  auto snapshot = [&] {
+    best_state.clear();
+    torch::NoGradGuard no_grad;
+    for (const auto& p : net->parameters()) best_state.push_back(p.detach().clone());
+    for (const auto& p : head->parameters()) best_state.push_back(p.detach().clone());
+  };
+  auto evaluate = [&](int step) {
+    net->eval();
+    const Eigen::VectorXd predicted =
+        predict_scaled(net, head, validation_groups, encoded, validation.size(), options.batch_size);
+    const double value = mse(predicted, validation_target);
+    result.validation_curve.emplace_back(step, value);
+    if (result.validation_curve.size() == 1 || value < result.selected_validation_mse) {
+      result.selected_validation_mse = value;
+      result.selected_step = step;
+      snapshot();
+    }
+  };
+
+  evaluate(0);
+  detail::SplitMix64 rng(detail::derive_seed(options.seed, 7));
+  for (int step = 1; step <= options.steps; ++step) {
+    net->train();
+    std::vector<const SystemRows*> chunk;
+    for (int b = 0; b < options.batch_size; ++b)
+      chunk.push_back(&train_groups[rng.below(train_groups.size())]);
+    Batch batch = make_batch(chunk, encoded);
+    auto hidden = net->hidden_states(batch.tokens).back();
+    auto flat = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.flat_positions);
+    auto predicted = head->forward(flat).squeeze(1);
+    auto loss = torch::mse_loss(predicted, to_tensor(train_target, batch.row_indices));
+    optimizer.zero_grad();
+    loss.backward();
+    if (options.grad_clip > 0) {
+      std::vector<torch::Tensor> all = net->parameters();
+      for (const auto& p : head->parameters()) all.push_back(p);
+      torch::nn::utils::clip_grad_norm_(all, options.grad_clip);
+    }
+    optimizer.step();
+    result.train_loss.push_back(loss.item<double>());
+    if (!std::isfinite(result.train_loss.back())) {
+      throw Error("fine-tune: the training loss became non-finite at step " + std::to_string(step) +
+                  " (lower probe.finetune.lr)");
+    }
+    if (step % options.eval_interval == 0 || step == options.steps) evaluate(step);
+  }
+
+  {  // Restore the selected state.
+    torch::NoGradGuard no_grad;
+    std::size_t k = 0;
+    for (auto& p : net->parameters()) p.copy_(best_state[k++]);
+    for (auto& p : head->parameters()) p.copy_(best_state[k++]);
+  }
+  net->eval();
+  result.validation_prediction = result.scaler.inverse(
+      predict_scaled(net, head, validation_groups, encoded, validation.size(), options.batch_size));
+  result.test_prediction =
+      result.scaler.inverse(predict_scaled(net, head, test_groups, encoded, test.size(), options.batch_size));
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  return result;
+}
+
+Json LinearProbeOptions::to_json() const {
+  return Json{{"lambdas", lambdas},
+              {"target", TargetScaler::to_string(target)},
+              {"batch_size", batch_size},
+              {"threads", threads}};
+}
+
+Json LinearProbeResult::json() const {
+  return Json{
+      {"selected_layer", selected_layer},
+      {"validation_r2", validation_r2},
+      {"test_r2_unused_for_selection", test_r2_unused_for_selection},
+      {"lambdas", lambdas},
+      {"layers", "0 = embedding output, 1..n_layer = after each block, n_layer + 1 = final LayerNorm"},
+      {"target_scaling", scaler.json()},
+      {"selection", "per layer lambda, then layer, by validation MSE"},
+      {"seconds", seconds}};
+}
+
+LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                               const ForceRows& train, const ForceRows& validation, const ForceRows& test,
+                               const LinearProbeOptions& options) {
+  if (train.size() == 0 || validation.size() == 0) throw Error("linear probe: no train or validation rows");
+  if (options.batch_size < 1) throw Error("linear probe: batch_size must be >= 1");
+  const auto start_time = std::chrono::steady_clock::now();
+  set_threads(options.threads);
+  LinearProbeResult result;
+  result.scaler = TargetScaler::fit(options.target, train.force);
+  const Eigen::VectorXd train_target = result.scaler.forward(train.force);
+  const Eigen::VectorXd validation_target = result.scaler.forward(validation.force);
+  const int layers = loaded.config.n_layer + 2;
+  const int width = loaded.config.n_embd;
+  std::vector<NormalEquations> train_eq(layers, NormalEquations(width)),
+      validation_eq(layers, NormalEquations(width));
+  std::vector<Eigen::MatrixXd> test_features(layers, Eigen::MatrixXd(test.size(), width));
+
+  auto model = loaded.module;
+  model->eval();
+  torch::NoGradGuard no_grad;
+  // Streams hidden states of one split through `consume(layer, features, row_indices)`.
+  auto stream = [&](const ForceRows& rows, auto consume) {
+    const auto groups = group_by_system(rows, encoded);
+    for (std::size_t start = 0; start < groups.size();
+         start += static_cast<std::size_t>(options.batch_size)) {
+      std::vector<const SystemRows*> chunk;
+      for (std::size_t k = start; k < std::min(groups.size(), start + options.batch_size); ++k) {
+        chunk.push_back(&groups[k]);
+      }
+      Batch batch = make_batch(chunk, encoded);
+      auto states = model->hidden_states(batch.tokens);
+      for (int layer = 0; layer < layers; ++layer) {
+        auto flat = states[layer].reshape({-1, width}).index_select(0, batch.flat_positions);
+        const auto f = flat.to(torch::kFloat64).contiguous();
+        const Eigen::MatrixXd features =
+            Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+                f.data_ptr<double>(), f.size(0), f.size(1));
+        consume(layer, features, batch.row_indices);
+      }
+    }
+  };
+  auto targets = [](const Eigen::VectorXd& all, const std::vector<std::int64_t>& indices) {
+    Eigen::VectorXd y(static_cast<Eigen::Index>(indices.size()));
+    for (std::size_t k = 0; k < indices.size(); ++k) y[static_cast<Eigen::Index>(k)] = all[indices[k]];
+    return y;
+  };
+  stream(train, [&](int layer, const Eigen::MatrixXd& X, const std::vector<std::int64_t>& idx) {
+    train_eq[layer].add(X, targets(train_target, idx));
+  });
+  stream(validation, [&](int layer, const Eigen::MatrixXd& X, const std::vector<std::int64_t>& idx) {
+    validation_eq[layer].add(X, targets(validation_target, idx));
+  });
+  stream(test, [&](int layer, const Eigen::MatrixXd& X, const std::vector<std::int64_t>& idx) {
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      test_features[layer].row(idx[k]) = X.row(static_cast<Eigen::Index>(k));
+  });
+
+  double best_mse = std::numeric_limits<double>::infinity();
+  std::vector<NormalEquations::Solution> solutions;
+  for (int layer = 0; layer < layers; ++layer) {
+    const RidgeSelection selection = select_ridge(train_eq[layer], validation_eq[layer], options.lambdas);
+    solutions.push_back(selection.solution);
+    result.lambdas.push_back(selection.solution.lambda);
+    const double variance = validation_eq[layer].y_variance();
+    result.validation_r2.push_back(variance > 0 ? 1 - selection.validation_mse / variance
+                                                : std::numeric_limits<double>::quiet_NaN());
+    if (selection.validation_mse < best_mse) {
+      best_mse = selection.validation_mse;
+      result.selected_layer = layer;
+    }
+  }
+  // Every choice is made; the test rows are predicted (and, for the per-layer picture only, scored).
+  for (int layer = 0; layer < layers; ++layer) {
+    const Eigen::VectorXd force = result.scaler.inverse(solutions[layer].predict(test_features[layer]));
+    if (layer == result.selected_layer) result.test_prediction = force;
+    result.test_r2_unused_for_selection.push_back(test.force.size() == test.size()
+                                                      ? r_squared(test.force, force)
+                                                      : std::numeric_limits<double>::quiet_NaN());
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  return result;
+}
+
+}  // namespace orbitlaw::probe

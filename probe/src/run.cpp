@@ -1,0 +1,318 @@
+// `orbitlaw probe` end to end. Includes LibTorch (through model_probes.hpp): no fmt or spdlog here.
+#include "orbitlaw/probe/run.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "orbitlaw/atomic_file.hpp"
+#include "orbitlaw/error.hpp"
+#include "orbitlaw/probe.hpp"
+#include "orbitlaw/probe/model_probes.hpp"
+#include "orbitlaw/provenance.hpp"
+
+namespace orbitlaw::probe {
+
+namespace {
+
+const std::vector<std::string>& known_probes() {
+  static const std::vector<std::string> names = {"finetune", "linear", "knn", "newton"};
+  return names;
+}
+
+bool needs_model(const std::string& probe) { return probe == "finetune" || probe == "linear"; }
+
+bool contains(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+class Log {
+ public:
+  explicit Log(bool enabled) : enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+  void operator()(const std::string& message) const {
+    if (!enabled_) return;
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::fprintf(stderr, "[probe %7.1fs] %s\n", t, message.c_str());
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::string model_label(const model::ModelConfig& config) {
+  std::string label = model::to_string(config.attention.kind);
+  if (config.attention.kind == model::AttentionKind::kLssar) {
+    char p[32];
+    std::snprintf(p, sizeof p, " (p = %g)", config.attention.p);
+    label += p;
+  }
+  return label;
+}
+
+std::string format(const char* pattern, double value) {
+  char buffer[128];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+}  // namespace
+
+ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const Json& library_versions,
+                          bool show_progress) {
+  const Log log(show_progress);
+  ConfigReader reader(config, "probe config");
+  const auto seed = reader.get<std::uint64_t>("seed", 0);
+  const int threads = reader.get("threads", 2);
+  if (threads < 1) throw Error("probe config: 'threads' must be >= 1");
+  std::string label = reader.get<std::string>("label", "");
+  const bool use_model = !paths.checkpoint.empty() && !paths.oracle_only;
+  const std::vector<std::string> default_probes =
+      use_model ? known_probes() : std::vector<std::string>{"knn", "newton"};
+  const auto probes = reader.get("probes", default_probes);
+  for (const auto& p : probes) {
+    if (!contains(known_probes(), p)) {
+      throw Error("probe config: unknown probe '" + p + "' (known: finetune, linear, knn, newton)");
+    }
+    if (needs_model(p) && !use_model) {
+      throw Error("probe config: probe '" + p + "' needs a model: give --checkpoint (and no --oracle-only)");
+    }
+  }
+  if (probes.empty()) throw Error("probe config: 'probes' is empty");
+
+  ForceSplitConfig split;
+  {
+    ConfigReader s = reader.section("split");
+    split.systems = s.get("systems", split.systems);
+    split.test_fraction = s.get("test_fraction", split.test_fraction);
+    split.validation_fraction = s.get("validation_fraction", split.validation_fraction);
+    split.test_rows_per_system = s.get("test_rows_per_system", split.test_rows_per_system);
+    split.train_rows_per_system = s.get("train_rows_per_system", split.train_rows_per_system);
+    split.observed_rows = s.get("observed_rows", split.observed_rows);
+    split.seed = seed;
+    s.finish();
+    reader.set_resolved("split", s.resolved());
+  }
+  FineTuneOptions finetune;
+  {
+    ConfigReader s = reader.section("finetune");
+    finetune.steps = s.get("steps", finetune.steps);
+    finetune.batch_size = s.get("batch_size", finetune.batch_size);
+    finetune.lr = s.get("lr", finetune.lr);
+    finetune.head_lr = s.get("head_lr", finetune.head_lr);
+    finetune.weight_decay = s.get("weight_decay", finetune.weight_decay);
+    finetune.grad_clip = s.get("grad_clip", finetune.grad_clip);
+    finetune.eval_interval = s.get("eval_interval", finetune.eval_interval);
+    finetune.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
+    finetune.seed = seed;
+    finetune.threads = threads;
+    s.finish();
+    reader.set_resolved("finetune", s.resolved());
+  }
+  LinearProbeOptions linear;
+  {
+    ConfigReader s = reader.section("linear");
+    linear.lambdas = s.get("lambdas", linear.lambdas);
+    linear.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
+    linear.batch_size = s.get("batch_size", linear.batch_size);
+    linear.threads = threads;
+    s.finish();
+    reader.set_resolved("linear", s.resolved());
+  }
+  KnnOptions knn;
+  {
+    ConfigReader s = reader.section("knn");
+    knn.k = s.get("k", knn.k);
+    knn.state = s.get("state", knn.state);
+    knn.threads = threads;
+    s.finish();
+    reader.set_resolved("knn", s.resolved());
+  }
+  // Law searches. The budget keys at the sr level apply to both protocols; a protocol's own section wins.
+  std::vector<std::string> sr_probes, protocols;
+  std::vector<LawSearchOptions> protocol_options;
+  {
+    ConfigReader s = reader.section("sr");
+    sr_probes = s.get("probes", probes);
+    for (const auto& p : sr_probes) {
+      if (!contains(probes, p)) throw Error("probe config: sr.probes names '" + p + "', which is not among 'probes'");
+    }
+    protocols = s.get("protocols", std::vector<std::string>{"published", "extended"});
+    LawSearchOptions shared;
+    shared.galaxies = s.get("galaxies", 5);
+    shared.galaxy_rows = s.get("galaxy_rows", 1000);
+    shared.nearest_rows = s.get("nearest_rows", 5000);
+    shared.search.restarts = s.get("restarts", 3);
+    // A budget sized for the CPU quickstart (about 1-2 s per restart on one galaxy); raise for real runs.
+    shared.search.iterations = s.get("iterations", 60);
+    shared.search.populations = s.get("populations", 4);
+    shared.search.population_size = s.get("population_size", 30);
+    shared.search.threads = s.get("threads", threads);
+    for (const auto& name : protocols) {
+      LawSearchOptions defaults;
+      if (name == "published") {
+        defaults = published_protocol();
+      } else if (name == "extended") {
+        defaults = extended_protocol();
+      } else {
+        throw Error("probe config: unknown sr protocol '" + name + "' (known: published, extended)");
+      }
+      defaults.galaxies = shared.galaxies;
+      defaults.galaxy_rows = shared.galaxy_rows;
+      defaults.nearest_rows = shared.nearest_rows;
+      defaults.search.restarts = shared.search.restarts;
+      defaults.search.iterations = shared.search.iterations;
+      defaults.search.populations = shared.search.populations;
+      defaults.search.population_size = shared.search.population_size;
+      defaults.search.threads = shared.search.threads;
+      ConfigReader section = s.section(name);
+      LawSearchOptions options = law_search_options_from_config(section, defaults);
+      options.seed = seed;
+      section.finish();
+      s.set_resolved(name, section.resolved());
+      protocol_options.push_back(options);
+    }
+    // Sections of protocols not run must still be known keys.
+    for (const char* name : {"published", "extended"}) {
+      if (!contains(protocols, name) && s.has(name)) s.section(name);
+    }
+    s.finish();
+    reader.set_resolved("sr", s.resolved());
+  }
+
+  // The model first: its tokenizer decides which rows are visible.
+  model::LoadedModel loaded;
+  if (use_model) {
+    if (!std::filesystem::exists(paths.checkpoint)) throw Error("checkpoint " + paths.checkpoint + " does not exist");
+    torch::set_num_threads(threads);
+    loaded = model::load_model(paths.checkpoint);
+    split.observed_rows = loaded.tokenizer.rows - 1;
+    if (label.empty()) label = model_label(loaded.config);
+    log("loaded " + paths.checkpoint + " (" + label + ", " + std::to_string(loaded.module->parameter_count()) +
+        " parameters)");
+  }
+  if (label.empty()) label = "oracle";
+  reader.finish();
+  Json resolved = reader.resolved();
+  resolved["label"] = label;
+  resolved["split"]["observed_rows"] = split.observed_rows;
+
+  std::filesystem::create_directories(paths.out);
+  const simulator::DatasetReader data(paths.data);
+  const ForceDataset dataset = build_force_dataset(data, split);
+  log("force dataset: " + std::to_string(dataset.train_systems.size()) + " train / " +
+      std::to_string(dataset.validation_systems.size()) + " validation / " +
+      std::to_string(dataset.test_systems.size()) + " test systems; " + std::to_string(dataset.train.size()) +
+      " / " + std::to_string(dataset.validation.size()) + " / " + std::to_string(dataset.test.size()) +
+      " labelled rows");
+
+  Predictions predictions;
+  predictions.rows = dataset.test;
+  predictions.model = label;
+  predictions.config = resolved;
+  Json details = Json::object();
+
+  // KNN on the train rows: both an oracle and the definition of "near the training states".
+  const KnnOracle oracle(dataset.train, knn);
+  predictions.nearest_train_distance = oracle.nearest_distance(dataset.test);
+  for (const auto& probe : probes) {
+    if (probe == "newton") {
+      predictions.probes.emplace_back(probe, newton_force(dataset.test));
+      details[probe] = Json{{"law", "G*m1*m2/r^2"}, {"G", kGravitationalConstant}};
+    } else if (probe == "knn") {
+      predictions.probes.emplace_back(probe, oracle.predict(dataset.test));
+      details[probe] = Json{{"k", knn.k}, {"state", knn.state}, {"fitted_on", "train rows"},
+                            {"standardised", "by the train rows' mean and standard deviation"}};
+    }
+  }
+  if (use_model && (contains(probes, "finetune") || contains(probes, "linear"))) {
+    std::vector<std::int64_t> systems = dataset.train_systems;
+    systems.insert(systems.end(), dataset.validation_systems.begin(), dataset.validation_systems.end());
+    systems.insert(systems.end(), dataset.test_systems.begin(), dataset.test_systems.end());
+    const EncodedSystems encoded(data, systems, loaded.tokenizer);
+    // Model probes only ever see the test rows' positions; a copy without labels makes that structural.
+    ForceRows test_inputs = dataset.test;
+    test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());
+    if (contains(probes, "linear")) {
+      const LinearProbeResult result =
+          linear_probe(loaded, encoded, dataset.train, dataset.validation, test_inputs, linear);
+      details["linear"] = result.json();
+      details["linear"]["options"] = linear.to_json();
+      log("linear probes: layer " + std::to_string(result.selected_layer) + " selected (validation R^2 " +
+          format("%.4f", result.validation_r2[result.selected_layer]) + "), " + format("%.1f s", result.seconds));
+      predictions.probes.emplace_back("linear", result.test_prediction);
+    }
+    if (contains(probes, "finetune")) {
+      log("fine-tuning: " + std::to_string(finetune.steps) + " steps of " + std::to_string(finetune.batch_size) +
+          " systems");
+      const FineTuneResult result =
+          fine_tune(loaded, encoded, dataset.train, dataset.validation, test_inputs, finetune);
+      details["finetune"] = result.json();
+      details["finetune"]["options"] = finetune.to_json();
+      log("fine-tuning: step " + std::to_string(result.selected_step) + " selected (validation MSE " +
+          format("%.4g", result.selected_validation_mse) + "), " + format("%.1f s", result.seconds));
+      predictions.probes.emplace_back("finetune", result.test_prediction);
+    }
+    // Keep the file's probe order fixed: finetune, linear, knn, newton (those that ran).
+    std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
+    for (const auto& name : known_probes()) {
+      for (auto& p : predictions.probes) {
+        if (p.first == name) ordered.push_back(p);
+      }
+    }
+    predictions.probes = ordered;
+  }
+  predictions.probe_details = details;
+  predictions.provenance = provenance_record("probe", resolved, seed, library_versions);
+  predictions.provenance["checkpoint"] = paths.checkpoint;
+  predictions.provenance["data"] = paths.data;
+
+  ProbeRunSummary out;
+  const std::filesystem::path dir(paths.out);
+  out.predictions_path = (dir / "predictions.h5").string();
+  write_predictions(out.predictions_path, predictions);
+  log("wrote " + out.predictions_path);
+
+  Json accuracy = Json::object();
+  for (const auto& [name, values] : predictions.probes) {
+    accuracy[name] = Json{{"r2", r_squared(dataset.test.force, values)},
+                          {"relative_error", relative_error(dataset.test.force, values).json()}};
+    log(name + ": test R^2 " + format("%.4f", accuracy[name]["r2"].get<double>()) + ", median relative error " +
+        format("%.3g", accuracy[name]["relative_error"]["median"].get<double>()));
+  }
+
+  std::vector<LawSearch> searches;
+  for (const auto& options : protocol_options) {
+    for (const auto& probe : sr_probes) {
+      searches.push_back(search_laws(predictions, probe, options));
+      const auto& s = searches.back();
+      int newton = 0;
+      for (const auto& g : s.galaxies) newton += g.newton.equivalent;
+      log("law search " + probe + " / " + options.protocol + ": Newton in " + std::to_string(newton) + " of " +
+          std::to_string(s.galaxies.size()) + " galaxies (" + format("%.1f s", s.seconds) + "); galaxy 0: " +
+          (s.galaxies.empty() ? std::string("-") : s.galaxies.front().law));
+    }
+  }
+  out.sr_path = (dir / "sr.json").string();
+  write_text_atomic(out.sr_path, law_searches_json(searches).dump(2) + "\n");
+
+  out.summary = Json{{"model", label},
+                     {"checkpoint", paths.checkpoint},
+                     {"data", paths.data},
+                     {"split",
+                      {{"train_systems", dataset.train_systems.size()},
+                       {"validation_systems", dataset.validation_systems.size()},
+                       {"test_systems", dataset.test_systems.size()},
+                       {"train_rows", dataset.train.size()},
+                       {"validation_rows", dataset.validation.size()},
+                       {"test_rows", dataset.test.size()}}},
+                     {"accuracy", accuracy},
+                     {"probes", details},
+                     {"config", resolved}};
+  out.summary_path = (dir / "probe.json").string();
+  write_text_atomic(out.summary_path, out.summary.dump(2) + "\n");
+  out.provenance_path = write_provenance(paths.out, "probe", resolved, seed, library_versions);
+  return out;
+}
+
+}  // namespace orbitlaw::probe
