@@ -1,6 +1,7 @@
 // Canonical simplification and SRBench's equivalence rule on hand-made cases.
 #include <gtest/gtest.h>
 
+#include <numbers>
 #include <random>
 
 #include "orbitlaw/sr.hpp"
@@ -105,4 +106,19 @@ TEST(SrEquivalence, NumericCheckCatchesWhatSimplificationCannot) {
   // Without points only the symbolic test is available.
   EXPECT_FALSE(
       sr::check_equivalence("2*sin(r)*cos(r)", "sin(2*r)", kNames, Eigen::MatrixXd(0, 3)).equivalent);
+}
+
+TEST(SrEquivalence, SmallConstantsCountAsZeroOnlyWhenAsked) {
+  // A peer's float32 fit: coefficient 0.0796 (1/(4 pi) = 0.0795775 to 3 digits) and an offset of -7e-9.
+  const std::vector<std::string> names = {"P", "r"};
+  Eigen::MatrixXd X(3, 2);
+  X << 1, 1, 2, 3, 5, 4;
+  auto strict = sr::check_equivalence("0.0796*P/r^2 - 7e-9", "P/(4*pi*r^2)", names, X);
+  EXPECT_FALSE(strict.equivalent);
+  sr::EquivalenceRule srbench;
+  srbench.zero_below = 1e-4;
+  auto lenient = sr::check_equivalence("0.0796*P/r^2 - 7e-9", "P/(4*pi*r^2)", names, X, srbench);
+  EXPECT_TRUE(lenient.equivalent);
+  EXPECT_EQ(lenient.relation, "ratio");
+  EXPECT_NEAR(lenient.constant, 0.0796 * 4 * std::numbers::pi, 1e-12);
 }

@@ -8,9 +8,8 @@
 namespace orbitlaw::sr {
 namespace {
 
-// Numeric agreement: relative spread of ratio or difference values. Evaluation rounding is ~1e-15; a term the
-// rounding kept (e.g. + 1e-9*x) must still count as a difference, hence a tight but not razor-thin tolerance.
-constexpr double kTolerance = 1e-8;
+// The numeric tolerance (default 1e-8) sits far above evaluation rounding (~1e-15) and far below any term the
+// rounding of constants kept (e.g. + 1e-6*r), which must still break the relation.
 
 Expr binary(Op op, const Expr& a, const Expr& b) {
   std::vector<Node> nodes{Node{op, 0, 0}};
@@ -30,10 +29,19 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+Expr zero_small_constants(Expr e, double zero_below) {
+  for (Node& n : e.nodes()) {
+    if (n.op == Op::kConst && std::abs(n.value) < zero_below) n.value = 0;
+  }
+  return e;
+}
+
 }  // namespace
 
-Equivalence check_equivalence(const Expr& found, const Expr& target, const Eigen::MatrixXd& points) {
-  const Expr f = simplify(round_constants(simplify(found), 3));
+Equivalence check_equivalence(const Expr& found, const Expr& target, const Eigen::MatrixXd& points,
+                              const EquivalenceRule& rule) {
+  const Expr f = simplify(
+      round_constants(zero_small_constants(simplify(found), rule.zero_below), rule.significant_digits));
   const Expr t = simplify(target);
   double c;
   if (constant_of(simplify(binary(Op::kDiv, f, t)), c) && c != 0) return {true, "ratio", c, "symbolic"};
@@ -53,20 +61,22 @@ Equivalence check_equivalence(const Expr& found, const Expr& target, const Eigen
     double m = median(ratios);
     double spread = 0;
     for (double q : ratios) spread = std::max(spread, std::abs(q - m));
-    if (m != 0 && spread <= kTolerance * std::abs(m)) return {true, "ratio", m, "numeric"};
+    if (m != 0 && spread <= rule.tolerance * std::abs(m)) return {true, "ratio", m, "numeric"};
   }
   if (differences.size() >= 2) {
     double m = median(differences);
     double spread = 0;
     for (double d : differences) spread = std::max(spread, std::abs(d - m));
-    if (spread <= kTolerance * std::max(target_scale, std::abs(m))) return {true, "difference", m, "numeric"};
+    if (spread <= rule.tolerance * std::max(target_scale, std::abs(m)))
+      return {true, "difference", m, "numeric"};
   }
   return {};
 }
 
 Equivalence check_equivalence(const std::string& found, const std::string& target,
-                              const std::vector<std::string>& names, const Eigen::MatrixXd& points) {
-  return check_equivalence(parse(found, names), parse(target, names), points);
+                              const std::vector<std::string>& names, const Eigen::MatrixXd& points,
+                              const EquivalenceRule& rule) {
+  return check_equivalence(parse(found, names), parse(target, names), points, rule);
 }
 
 }  // namespace orbitlaw::sr

@@ -143,10 +143,11 @@ const Eigen::ArrayXd& Evaluator::values_and_jacobian(const Expr& expr, Eigen::Ar
     const Node& node = *it;
     switch (arity(node.op)) {
       case 0: {
-        auto& d = derivatives_[top];
-        d.setZero(n, m);
+        // Subtrees without constants carry no derivative array at all (it would be zero): most leaves.
         if (node.op == Op::kConst) {
           values_[top].setConstant(n, node.value);
+          auto& d = derivatives_[top];
+          d.setZero(n, m);
           d.col(--constant_index).setOnes();
           has_constant_[top] = 1;
         } else {
@@ -168,32 +169,38 @@ const Eigen::ArrayXd& Evaluator::values_and_jacobian(const Expr& expr, Eigen::Ar
         auto& da = derivatives_[top - 1];
         auto& db = derivatives_[top - 2];
         const bool ca = has_constant_[top - 1], cb = has_constant_[top - 2];
-        if (ca || cb) {
+        if (ca && cb) {
           switch (node.op) {
-            case Op::kAdd:
-              db = da + db;
-              break;
-            case Op::kSub:
-              db = da - db;
-              break;
-            case Op::kMul:
-              db = da.colwise() * b + db.colwise() * a;
-              break;
+            case Op::kAdd: db = da + db; break;
+            case Op::kSub: db = da - db; break;
+            case Op::kMul: db = da.colwise() * b + db.colwise() * a; break;
             case Op::kDiv: {
               Eigen::ArrayXd inv_b = b.inverse();
               db = da.colwise() * inv_b - db.colwise() * (a * inv_b.square());
               break;
             }
-            case Op::kPow: {
-              Eigen::ArrayXd value = a.pow(b);
-              Eigen::ArrayXXd d = Eigen::ArrayXXd::Zero(n, m);
-              if (ca) d += da.colwise() * (b * a.pow(b - 1.0));
-              if (cb) d += db.colwise() * (value * a.log());
-              db = d;
+            case Op::kPow:
+              db = da.colwise() * (b * a.pow(b - 1.0)) + db.colwise() * (a.pow(b) * a.log());
               break;
-            }
-            default:
-              break;
+            default: break;
+          }
+        } else if (ca) {  // only the left operand depends on constants
+          switch (node.op) {
+            case Op::kAdd:
+            case Op::kSub: db = da; break;
+            case Op::kMul: db = da.colwise() * b; break;
+            case Op::kDiv: db = da.colwise() / b; break;
+            case Op::kPow: db = da.colwise() * (b * a.pow(b - 1.0)); break;
+            default: break;
+          }
+        } else if (cb) {  // only the right operand does
+          switch (node.op) {
+            case Op::kAdd: break;
+            case Op::kSub: db = -db; break;
+            case Op::kMul: db.colwise() *= a; break;
+            case Op::kDiv: db.colwise() *= -a / b.square(); break;
+            case Op::kPow: db.colwise() *= a.pow(b) * a.log(); break;
+            default: break;
           }
         }
         has_constant_[top - 2] = ca || cb;
@@ -205,10 +212,14 @@ const Eigen::ArrayXd& Evaluator::values_and_jacobian(const Expr& expr, Eigen::Ar
   }
   if (top == 0) {
     values_[0].setConstant(n, std::nan(""));
-    derivatives_[0].setZero(n, m);
+    has_constant_[0] = 0;
     top = 1;
   }
-  jacobian = derivatives_[top - 1];
+  if (has_constant_[top - 1]) {
+    jacobian = derivatives_[top - 1];
+  } else {
+    jacobian.setZero(n, m);
+  }
   return values_[top - 1];
 }
 

@@ -188,13 +188,15 @@ Json result_json(const Result& result);
 std::string result_csv(const Result& result);
 
 // ---------------------------------------------------------------------------------------------------------------
-// Equivalence (SRBench's rule). Constants of `found` are rounded to 3 significant digits, both sides
-// simplified. Then, in this order:
+// Equivalence (SRBench's rule). Both sides are simplified; then the found expression's constants with
+// magnitude below rule.zero_below become 0 (SRBench uses 1e-4; off by default because forces in AU/yr/Msun
+// can be 1e-10), the rest are rounded to rule.significant_digits significant digits, and it is simplified
+// again (so that a product of constants is rounded once, as a whole). Then, in this order:
 //   1. symbolic: if simplify(found / target) or simplify(found - target) is a constant, decided (method
-//      "symbolic");
+//      "symbolic"); the simplifier assumes positive variables (see simplify());
 //   2. numeric: found/target and found-target are evaluated on the rows of `points`; the relation holds when
-//      its values agree to a relative spread of 1e-8 (method "numeric"). Rows where either side is not
-//      finite, or where the target is 0 for the ratio, are skipped; fewer than 2 usable rows means not
+//      its values agree to a relative spread of rule.tolerance (method "numeric"). Rows where either side is
+//      not finite, or where the target is 0 for the ratio, are skipped; fewer than 2 usable rows: not
 //      equivalent.
 // A zero ratio constant (found = 0) is not an equivalence.
 struct Equivalence {
@@ -203,9 +205,16 @@ struct Equivalence {
   double constant = 0;            // found / target or found - target
   std::string method = "none";    // "symbolic" | "numeric" | "none"
 };
+struct EquivalenceRule {
+  int significant_digits = 3;
+  double zero_below = 0;
+  double tolerance = 1e-8;
+};
 Equivalence check_equivalence(const std::string& found, const std::string& target,
-                              const std::vector<std::string>& names, const Eigen::MatrixXd& points);
-Equivalence check_equivalence(const Expr& found, const Expr& target, const Eigen::MatrixXd& points);
+                              const std::vector<std::string>& names, const Eigen::MatrixXd& points,
+                              const EquivalenceRule& rule = {});
+Equivalence check_equivalence(const Expr& found, const Expr& target, const Eigen::MatrixXd& points,
+                              const EquivalenceRule& rule = {});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Data tables for the CLI and the probe: columns by name from a CSV file with a header row, or from an HDF5
