@@ -24,6 +24,7 @@ struct DatasetReader::Impl {
 };
 
 DatasetReader::DatasetReader(const std::string& path) : impl_(new Impl) {
+  h5::Lock lock(h5::library_mutex());
   h5::silence_errors();
   auto& m = *impl_;
   m.path = path;
@@ -73,13 +74,17 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(new Impl) {
   }
 }
 
-DatasetReader::~DatasetReader() { delete impl_; }
+DatasetReader::~DatasetReader() {
+  h5::Lock lock(h5::library_mutex());
+  delete impl_;
+}
 
 std::int64_t DatasetReader::num_systems() const { return impl_->systems; }
 int DatasetReader::dim() const { return impl_->dim; }
 const Json& DatasetReader::attributes() const { return impl_->attributes; }
 
 System DatasetReader::read_system(std::int64_t index) const {
+  h5::Lock lock(h5::library_mutex());
   auto& m = *impl_;
   if (index < 0 || index >= m.systems) {
     throw Error("system " + std::to_string(index) + " is out of range: '" + m.path + "' holds " +
@@ -127,6 +132,7 @@ System DatasetReader::read_system(std::int64_t index) const {
 }
 
 DatasetReader::SystemTable DatasetReader::read_system_table() const {
+  h5::Lock lock(h5::library_mutex());
   auto& m = *impl_;
   SystemTable t;
   const auto n = static_cast<std::size_t>(m.systems);
@@ -152,12 +158,16 @@ DatasetReader::SystemTable DatasetReader::read_system_table() const {
   return t;
 }
 
-std::int64_t DatasetReader::num_rows() const { return h5::rows(impl_->position.get()); }
+std::int64_t DatasetReader::num_rows() const {
+  h5::Lock lock(h5::library_mutex());
+  return h5::rows(impl_->position.get());
+}
 
 const std::string& DatasetReader::path() const { return impl_->path; }
 
 std::vector<double> DatasetReader::read_row_block(const std::string& field, std::int64_t first,
                                                   std::int64_t count) const {
+  h5::Lock lock(h5::library_mutex());
   auto& m = *impl_;
   const h5::Handle* dset = nullptr;
   int cols = m.dim;

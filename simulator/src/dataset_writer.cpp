@@ -92,6 +92,7 @@ struct DatasetFileWriter::Impl {
 };
 
 DatasetFileWriter::DatasetFileWriter(const std::string& path, int dim) : impl_(std::make_unique<Impl>()) {
+  h5::Lock lock(h5::library_mutex());
   h5::silence_errors();
   auto& m = *impl_;
   m.path = path;
@@ -131,11 +132,15 @@ DatasetFileWriter::DatasetFileWriter(const std::string& path, int dim) : impl_(s
   m.star_acceleration = f64(rg, "star_acceleration", dim, kRowChunk);
 }
 
-DatasetFileWriter::~DatasetFileWriter() = default;
+DatasetFileWriter::~DatasetFileWriter() {
+  h5::Lock lock(h5::library_mutex());
+  impl_.reset();
+}
 
 std::int64_t DatasetFileWriter::systems() const { return impl_->systems; }
 
 void DatasetFileWriter::append(const System& s, std::int64_t index, int attempts) {
+  h5::Lock lock(h5::library_mutex());
   auto& m = *impl_;
   if (s.dim != m.dim) throw Error("system dimension differs from the dataset's");
   m.n_bodies->push(s.n_bodies);
@@ -176,6 +181,7 @@ void DatasetFileWriter::append(const System& s, std::int64_t index, int attempts
 }
 
 void DatasetFileWriter::finish(const Json& attributes) {
+  h5::Lock lock(h5::library_mutex());
   auto& m = *impl_;
   for (auto* column : {m.n_bodies.get(), m.n_steps.get(), m.attempts.get()}) column->close();
   for (auto* column : {m.row_offset.get(), m.body_offset.get(), m.index.get()}) column->close();

@@ -6,6 +6,11 @@
 
 namespace orbitlaw::simulator::h5 {
 
+std::recursive_mutex& library_mutex() {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
 void silence_errors() {
   static std::once_flag once;
   std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });

@@ -5,12 +5,18 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "orbitlaw/config.hpp"
 
 namespace orbitlaw::simulator::h5 {
+
+// The system HDF5 library is built without thread safety, so every HDF5 call in orbitlaw_simulator holds this
+// lock: readers and writers in different threads then work (serialised) instead of corrupting state.
+std::recursive_mutex& library_mutex();
+using Lock = std::lock_guard<std::recursive_mutex>;
 
 // Turns off HDF5's printing of its error stack; our errors say what failed in one line instead.
 void silence_errors();

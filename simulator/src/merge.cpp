@@ -91,6 +91,7 @@ std::vector<std::int32_t> read_int32_column(const std::string& path, const std::
 }  // namespace
 
 void merge_datasets(const std::vector<std::string>& shard_paths, const std::string& path) {
+  h5::Lock lock(h5::library_mutex());
   h5::silence_errors();
   if (shard_paths.empty()) throw Error("merge needs at least one shard");
   const auto out_dir = std::filesystem::absolute(std::filesystem::path(path)).parent_path();

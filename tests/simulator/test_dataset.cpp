@@ -212,3 +212,38 @@ TEST(Dataset, RejectionRuleIsCountedAndRecorded) {
   EXPECT_EQ(reader.attributes()["rejected_close_encounter"],
             summary.rejections[static_cast<int>(Rejection::kCloseEncounter)]);
 }
+
+TEST(Dataset, ThreeDimensionalRoundTrip) {
+  auto config = small_config(3);
+  config.dim = 3;
+  const auto path = scratch("three_d.h5");
+  write_dataset(config, path.string(), fixed_options(1));
+  DatasetReader reader(path.string());
+  EXPECT_EQ(reader.dim(), 3);
+  for (int k = 0; k < 3; ++k) {
+    const auto s = reader.read_system(k);
+    ASSERT_EQ(s.position.cols(), 3);
+    EXPECT_GT(s.position.col(2).cwiseAbs().maxCoeff(), 0.0);  // inclined orbits leave the plane
+    expect_same_system(s, simulate_system(config, k).system);
+  }
+}
+
+TEST(Dataset, FailedRunLeavesNoFile) {
+  // Every draw is a close encounter (planets in the same 0.1 AU ring) and only one attempt is allowed.
+  auto config = small_config(4);
+  config.planets_min = config.planets_max = 3;
+  config.a_min = 1.0;
+  config.a_max = 1.1;
+  config.planet_mass_min = config.planet_mass_max = 1e-3;
+  config.max_attempts = 1;
+  const auto path = scratch("failed.h5");
+  try {
+    write_dataset(config, path.string(), fixed_options(2));
+    ADD_FAILURE() << "no error";
+  } catch (const orbitlaw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("max_attempts"), std::string::npos) << e.what();
+  }
+  for (const auto& entry : fs::directory_iterator(path.parent_path())) {
+    EXPECT_EQ(entry.path().filename().string().find("failed.h5"), std::string::npos) << entry.path();
+  }
+}

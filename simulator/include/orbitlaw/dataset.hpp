@@ -36,7 +36,8 @@ struct System {
 };
 
 // Opens a dataset for reading; validates the format name and schema version and throws orbitlaw::Error with
-// a one-line message for a missing, corrupt, truncated or wrong-version file.
+// a one-line message for a missing, corrupt, truncated or wrong-version file. Readers may be used from
+// several threads (calls are serialised internally: the system HDF5 library is not thread-safe).
 class DatasetReader {
  public:
   explicit DatasetReader(const std::string& path);
