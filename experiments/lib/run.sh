@@ -145,10 +145,10 @@ stage_done() { [ -f "$run/stages/$1.done" ]; }
 
 # --- time budget (configs with a "budget" section, e.g. gpu-study) -------------------------------------------
 #
-# "budget": {"total_s": T, "reserve_s": R, "shares": {"simulate": f, "train": f, ...}}: the whole script,
-# build included, must end within T seconds. After the build, what is left (minus R for packing the results)
-# is divided among the stage families by their shares, and each family's part among its stages (one per
-# dataset or model). Every stage is started with that limit, so a slow stage is cut, never the report.
+# "budget": {"total_s": T, "reserve_s": R, "report_min_s": M, "shares": {"simulate": f, "train": f, ...}}:
+# the whole script, build included, must end within T seconds. After the build, what is left (minus R for
+# packing the results) is divided among the stage families by their shares, and each family's part among its
+# stages (one per dataset or model); the report keeps at least M seconds (default 20). Every stage is started with that limit, so a slow stage is cut, never the report.
 declare -A budget_limit=()
 budget_deadline=""
 keep_going=0
@@ -173,8 +173,9 @@ count = {"simulate": len(config["datasets"]), "compare": 1, "report": 1}
 limits = {}
 for family, share in shares.items():
     n = count.get(family, len(config.get("models") or {}))
-    for i in range(n):
-        limits[family] = max(5, int(available * share / sum(shares.values()) / max(1, n)))
+    limits[family] = max(5, int(available * share / sum(shares.values()) / max(1, n)))
+# The report must arrive: it keeps at least report_min_s whatever its share says.
+limits["report"] = max(limits.get("report", 0), budget.get("report_min_s", 20))
 plan = {"total_s": total, "build_s": elapsed, "reserve_s": reserve, "available_s": available,
         "per_stage_limit_s": limits, "shares": shares}
 json.dump(plan, open(out, "w"), indent=2)
@@ -443,4 +444,9 @@ experiment_main() {
     "stage_$stage"
   done
   print_summary
+  # Budget mode goes on past a failed stage so that the report arrives, but the run still did not succeed.
+  if compgen -G "$run/stages/*.failed" >/dev/null; then
+    echo "experiment: error: stages failed: $(cd "$run/stages" && ls -- *.failed | tr '\n' ' ')" >&2
+    return 1
+  fi
 }

@@ -108,9 +108,10 @@ PY
     start="$(date +%s)"
     export OUT="$tmp/out"
     FAKE_STEPS=1000 FAKE_STEP_SECONDS=0.2 bash "$root/experiments/gpu-study.sh" --smoke --out "$run" \
-      --set budget.total_s=60 >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "gpu-study --smoke exited non-zero"; }
+      --set budget.total_s=90 --set budget.report_min_s=45 --set budget.shares.train=0.2 >"$tmp/out.txt" 2>&1 ||
+      { cat "$tmp/out.txt"; fail "gpu-study --smoke exited non-zero"; }
     elapsed=$(($(date +%s) - start))
-    [ "$elapsed" -le 62 ] || fail "the 60 s budget took $elapsed s"
+    [ "$elapsed" -le 92 ] || fail "the 90 s budget took $elapsed s"
     [ -f "$run/stages/train-softmax.cut" ] && [ -f "$run/stages/train-lssar.cut" ] || fail "slow training was not cut"
     [ -f "$run/stages/probe-lssar.done" ] || fail "the stages after a cut training did not run on its checkpoint"
     grep -q "train.max_seconds=" "$tmp/calls" || fail "training was not told its time limit"
@@ -127,8 +128,10 @@ r = json.load(open(sys.argv[1]))["files"]
 assert "stages/train-softmax.cut" in r and "budget.json" in r and "models/lssar/metrics.jsonl" in r, sorted(r)
 PY
     # A failing stage in budget mode is recorded and the report still arrives.
-    FAKE_FAIL=eval bash "$root/experiments/gpu-study.sh" --smoke --out "$tmp/run2" >"$tmp/out2.txt" 2>&1 ||
-      fail "gpu-study with a failing stage exited non-zero"
+    FAKE_FAIL=eval bash "$root/experiments/gpu-study.sh" --smoke --out "$tmp/run2" >"$tmp/out2.txt" 2>&1 &&
+      fail "gpu-study with a failing stage exited 0"
+    grep -q "stages failed: eval-lssar.failed eval-softmax.failed" "$tmp/out2.txt" || fail "failed stages not named"
+    [ -s "$OUT/gpu-study/report.html" ] || fail "no packed report after a failed stage"
     [ -f "$tmp/run2/stages/eval-softmax.failed" ] && [ -f "$tmp/run2/report/report.html" ] || fail "failed stage not recorded"
     grep -q "| eval-softmax | FAILED (exit 1) |" "$tmp/run2/report/report.md" || fail "report does not mark the failure"
     ;;
