@@ -311,13 +311,16 @@ def laws_table(run, config):
     rows = []
     for entry in data.get("rows", []):
         galaxies = entry.get("galaxies") or []
+        if not galaxies:
+            continue  # a probe without a law search (its R² is in the compare tables)
         recovered = sum(1 for g in galaxies if g.get("newton"))
         laws = "; ".join(str(g.get("law")) for g in galaxies)
-        rows.append([entry.get("model"), entry.get("probe"), entry.get("r2"), f"{recovered}/{len(galaxies)}", laws])
+        rows.append([entry.get("model"), entry.get("probe"), entry.get("protocol"), entry.get("r2"),
+                     f"{recovered}/{len(galaxies)}", laws])
     if not rows:
         return None, f"{os.path.relpath(path, run)} has no 'rows' with galaxies"
     lines = [f"Recovered force laws against Newton ({NEWTON})", ""]
-    lines += markdown_table(["model", "probe", "probe R²", "Newton recovered", "law per galaxy"], rows)
+    lines += markdown_table(["model", "probe", "protocol", "probe R²", "Newton recovered", "law per galaxy"], rows)
     return "\n".join(lines) + "\n", None
 
 
@@ -337,7 +340,7 @@ def section_training(rep, config):
             continue
         curves[kind] = metrics
         last_train = next((m for m in reversed(metrics) if first_key(m, "train_loss", "loss")), {})
-        last_val = next((m for m in reversed(metrics) if "val_loss" in m), {})
+        last_val = next((m for m in reversed(metrics) if m.get("val_loss") is not None), {})
         rows.append(
             [
                 label(config, kind),
@@ -363,7 +366,7 @@ def section_training(rep, config):
         for kind, metrics in curves.items():
             xkey = "tokens" if all("tokens" in m for m in metrics) else "step"
             train = [(m[xkey], m[first_key(m, "train_loss", "loss")]) for m in metrics if first_key(m, "train_loss", "loss")]
-            val = [(m[xkey], m["val_loss"]) for m in metrics if "val_loss" in m]
+            val = [(m[xkey], m["val_loss"]) for m in metrics if m.get("val_loss") is not None]
             if train:
                 line = ax.plot(*zip(*train), label=f"{label(config, kind)} train", alpha=0.7)[0]
                 if val:
@@ -524,7 +527,7 @@ def plot_force_arrows(rep, config, kind, path):
 
     with h5py.File(path, "r") as f:
         if "force_true_vec" not in f:
-            if (config.get("probe") or {}).get("task") == "force-vector":
+            if "force_arrows" in (config.get("report") or {}).get("expect", []):
                 rep.lack(f"force-arrow figure of {kind}", f"{rep.rel(path)} has no 'force_true_vec'")
             return  # a force-magnitude probe has no vectors to draw
         pos = np.asarray(f["position"][...], dtype=float)
@@ -561,7 +564,10 @@ def plot_pareto(rep, config, kind):
     if not os.path.exists(path):
         rep.lack(f"Pareto fronts of {kind}", f"{rep.rel(path)} does not exist")
         return
-    galaxies = read_json(path).get("galaxies") or []
+    sr = read_json(path)
+    galaxies = sr.get("galaxies") or []
+    search = (sr.get("searches") or [{}])[0]
+    which = ", ".join(f"{k} {search[k]}" for k in ("probe", "protocol") if search.get(k))
     if not galaxies:
         rep.lack(f"Pareto fronts of {kind}", f"{rep.rel(path)} has no 'galaxies'")
         return
@@ -576,10 +582,12 @@ def plot_pareto(rep, config, kind):
     ax.set_yscale("log")
     ax.set_xlabel("complexity")
     ax.set_ylabel("loss")
-    ax.set_title(f"{label(config, kind)}: Pareto front per galaxy")
+    ax.set_title(f"{label(config, kind)}: Pareto front per galaxy" + (f" ({which})" if which else ""))
     ax.legend(fontsize=8)
-    rep.table(["galaxy", f"selected law ({label(config, kind)})", "complexity", "loss", "Newton"], rows)
-    save(rep, fig, f"pareto_{kind}.png", f"Symbolic-regression Pareto front of each galaxy, {label(config, kind)}")
+    rep.table(["galaxy", f"selected law ({label(config, kind)}{', ' + which if which else ''})", "complexity",
+               "loss", "Newton"], rows)
+    save(rep, fig, f"pareto_{kind}.png",
+         f"Symbolic-regression Pareto front of each galaxy, {label(config, kind)}" + (f" ({which})" if which else ""))
 
 
 def save(rep, fig, name, caption):

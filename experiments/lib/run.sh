@@ -284,8 +284,9 @@ stage_simulate() {
 }
 
 stage_train() {
-  local kind data dir resume
+  local kind data dir resume val=()
   data="$(cfg inputs.train train)"
+  [ -n "$(cfg inputs.val "")" ] && val=(--val "$run/data/$(cfg inputs.val).h5")
   for kind in $(cfg_keys models); do
     dir="$run/models/$kind"
     mkdir -p "$dir"
@@ -299,10 +300,10 @@ stage_train() {
     time_key="$(cfg budget.train_time_key "")"
     if [ -n "$budget_deadline" ] && [ -n "$time_key" ]; then
       # Stop on its own a little before the hard limit, so the last checkpoint is written cleanly.
-      time_set=(--set "$time_key=$(($(stage_limit "train-$kind") * 9 / 10))")
+      time_set=(--set "$time_key=$(awk -v s="$(stage_limit "train-$kind")" 'BEGIN { printf "%.3f", s * 0.9 / 60 }')")
     fi
     run_stage "train-$kind" "$orbitlaw_bin" train --config "$(stage_config "train-$kind" train "models.$kind.train")" \
-      --data "$run/data/$data.h5" --out "$dir" "${resume[@]}" "${time_set[@]}"
+      --data "$run/data/$data.h5" "${val[@]}" --out "$dir" "${resume[@]}" "${time_set[@]}"
   done
 }
 
@@ -320,7 +321,8 @@ stage_probe() {
   data="$(cfg inputs.probe probe)"
   for kind in $(cfg_keys models); do
     run_stage "probe-$kind" "$orbitlaw_bin" probe --config "$(stage_config "probe-$kind" probe "models.$kind.probe")" \
-      --checkpoint "$run/models/$kind/checkpoint.pt" --data "$run/data/$data.h5" --out "$run/probe/$kind"
+      --set "label=$kind" --checkpoint "$run/models/$kind/checkpoint.pt" --data "$run/data/$data.h5" \
+      --out "$run/probe/$kind"
   done
 }
 
