@@ -1,0 +1,56 @@
+#pragma once
+// Internal entry points of the fused attention: plain pointers, no LibTorch, so that nvcc never parses torch
+// headers. fused_attention.cpp validates the tensors, allocates the outputs and calls these.
+#include <cstdint>
+
+namespace orbitlaw::model::cuda::detail {
+
+enum class ScalarKind { kFloat32, kBFloat16 };
+
+// q and k (and their gradients) are always float32 and already L2-normalised: the normalisation runs in
+// float32 outside the kernels even for bfloat16 models, because in bfloat16 its rounding (about 4e-3) is
+// multiplied by ln(d) ln(n) in the scores and by p in LSSAR's weights. The output and dL/dout are float32
+// too: the backward pass needs delta = dL/dout . out, whose bfloat16 rounding LSSAR's factor p would amplify.
+// Only v and dL/dv have the dtype `scalar`.
+struct Problem {
+  ScalarKind scalar;    // of v and grad_v
+  int64_t batch_heads;  // B * H; tensors are contiguous [B*H, L, d]
+  int length;           // L
+  int head_dim;         // d: 16, 32, 64 or 128
+  bool reweight;        // LSSAR
+  float p;
+};
+
+struct ForwardBuffers {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* out;
+  float* stats;  // [B*H, L, kForwardStats]
+};
+
+struct BackwardBuffers {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* out;
+  const void* grad_out;
+  const float* stats;  // from the forward pass
+  float* grad_stats;   // [B*H, L, kBackwardStats], scratch filled by the query pass
+  void* grad_q;
+  void* grad_k;
+  void* grad_v;
+};
+
+bool supported_head_dim(int head_dim);
+
+// CPU emulation of the tiled kernels (same tile loops); fused_attention_cpu.cpp.
+void emulate_forward(const Problem& problem, const ForwardBuffers& buffers);
+void emulate_backward(const Problem& problem, const BackwardBuffers& buffers);
+
+// CUDA kernels on `stream` (a cudaStream_t); fused_attention_kernels.cu. Throw std::runtime_error on launch
+// failure.
+void cuda_forward(const Problem& problem, const ForwardBuffers& buffers, void* stream);
+void cuda_backward(const Problem& problem, const BackwardBuffers& buffers, void* stream);
+
+}  // namespace orbitlaw::model::cuda::detail
