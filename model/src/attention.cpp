@@ -70,9 +70,10 @@ torch::Tensor lssar_reweight(const torch::Tensor& lssa_weights, double p, int of
   auto row_max = std::get<0>(excess.max(-1, true)).detach();
   auto scaled = excess / row_max.clamp_min(std::numeric_limits<float>::min());
   auto w = scaled.pow(p);
-  // A row with any weight above uniform has its maximum at exactly 1, so the sum is >= 1; an all-at-or-below-
-  // uniform row sums to 0 and stays all zeros.
-  return w / w.sum(-1, true).clamp_min(1.0);
+  // An all-at-or-below-uniform row sums to 0 and stays all zeros. (torch::where, not clamp_min: a row with a
+  // single weight above uniform sums to exactly 1, where clamp_min's gradient would be cut.)
+  auto total = w.sum(-1, true);
+  return w / torch::where(total > 0, total, torch::ones_like(total));
 }
 
 torch::Tensor attention_weights(const torch::Tensor& q, const torch::Tensor& k, const AttentionSpec& spec,

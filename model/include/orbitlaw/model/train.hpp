@@ -1,0 +1,71 @@
+#pragma once
+// Training (orbitlaw train): AdamW with weight decay on matrices only, linear warm-up then cosine decay,
+// gradient clipping and accumulation, bf16 autocast and TF32 on CUDA, explicit CPU threads, periodic
+// validation, metrics as JSON lines, atomic checkpoints, exact resume and a wall-clock budget.
+#include <string>
+
+#include "orbitlaw/config.hpp"
+#include "orbitlaw/model/config.hpp"
+
+namespace orbitlaw::model {
+
+struct TrainConfig {
+  int batch_size = 8;    // sequences per micro-batch
+  int grad_accum = 1;    // micro-batches per optimizer step
+  double lr = 6e-4;      // peak learning rate
+  double min_lr = 6e-5;  // floor of the cosine decay
+  int warmup_steps = 100;
+  int max_steps = 1000;
+  double weight_decay = 0.1;  // on matrices (and embedding tables) only
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double grad_clip = 1.0;   // global norm; 0 disables
+  int eval_interval = 100;  // steps between validations (and at the end)
+  int eval_batches = 8;
+  int checkpoint_interval = 200;  // steps between checkpoints (and at the end)
+  int log_interval = 1;           // steps between metrics.jsonl lines
+  double val_fraction = 0.05;     // held-out share of --data when no --val is given
+  std::uint64_t seed = 1;
+  int threads = 0;              // CPU threads for LibTorch; 0: all hardware threads
+  std::string device = "auto";  // auto (CUDA if available), cpu, cuda, cuda:N
+  bool bf16 = true;             // bf16 autocast on CUDA
+  int prefetch = 4;             // batches prepared ahead on the background thread
+  double max_minutes = 0;       // wall-clock budget; 0: none. The run stops cleanly with a checkpoint.
+  double max_seconds = 0;       // the same in seconds (the experiments' budget key); the smaller one applies
+  double budget_seconds() const;  // 0: no budget
+
+  static TrainConfig from_config(ConfigReader& section, const TrainDefaults& defaults);
+};
+
+// Learning rate at optimizer step `step` (0-based): linear warm-up to lr over warmup_steps, then cosine decay
+// to min_lr at max_steps.
+double learning_rate(const TrainConfig& config, int step);
+
+struct TrainRequest {
+  std::string data;  // HDF5 trajectory dataset or pre-tokenized file
+  std::string val;   // optional; otherwise the last val_fraction of `data`
+  std::string out;   // run directory: checkpoint.pt, metrics.jsonl, train.provenance.json
+  bool resume = false;
+  bool quiet = false;  // no progress line (tests)
+  TokenizerConfig tokenizer;
+  ModelConfig model;
+  TrainConfig train;
+  Json resolved_config;  // what provenance records
+};
+
+struct TrainResult {
+  int steps = 0;  // optimizer steps completed (in total, across resumes)
+  double final_train_loss = 0;
+  double final_val_loss = 0;  // NaN if never evaluated
+  bool stopped_by_time_limit = false;
+  std::string checkpoint;
+};
+
+TrainResult train(const TrainRequest& request);
+
+// Settings of a train command line or config file: `config` holds optional "preset" (default tiny), "seed"
+// (the default of train.seed), and "tokenizer", "model" and "train" sections; unknown keys are rejected.
+// Fills tokenizer, model, train and resolved_config.
+void resolve_train_config(const Json& config, const std::string& preset_name, TrainRequest& request);
+
+}  // namespace orbitlaw::model

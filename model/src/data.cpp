@@ -1,0 +1,237 @@
+#include "orbitlaw/model/data.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "orbitlaw/atomic_file.hpp"
+#include "orbitlaw/dataset.hpp"
+#include "orbitlaw/progress.hpp"
+
+namespace orbitlaw::model {
+
+namespace {
+
+constexpr const char* kTokenFormat = "orbitlaw-tokens";
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+struct Mapping {
+  void* address = nullptr;
+  std::size_t size = 0;
+  ~Mapping() {
+    if (address) munmap(address, size);
+  }
+};
+
+}  // namespace
+
+TokenStore TokenStore::from_dataset(const std::string& path, const TokenizerConfig& tokenizer,
+                                    std::int64_t first, std::int64_t count) {
+  tokenizer.validate();
+  simulator::DatasetReader reader(path);
+  const std::int64_t total = reader.num_systems();
+  if (first < 0 || first > total)
+    throw Error("dataset '" + path + "' has no system " + std::to_string(first));
+  if (count < 0 || first + count > total) count = total - first;
+  TokenStore store;
+  store.tokenizer_ = tokenizer;
+  const std::int64_t stride = static_cast<std::int64_t>(tokenizer.rows) * 2;
+  auto buffer = std::make_shared<std::vector<std::uint16_t>>(
+      count * stride, static_cast<std::uint16_t>(tokenizer.pad_token()));
+  store.lengths_.resize(count);
+  Progress progress("tokenize " + path, count, "systems");
+  for (std::int64_t i = 0; i < count; ++i) {
+    auto seq = encode(reader.read_system(first + i), tokenizer);
+    const auto length = seq.tokens.size(0);
+    auto t = seq.tokens.accessor<std::int64_t, 2>();
+    std::uint16_t* out = buffer->data() + i * stride;
+    for (std::int64_t r = 0; r < length; ++r) {
+      out[2 * r] = static_cast<std::uint16_t>(t[r][0]);
+      out[2 * r + 1] = static_cast<std::uint16_t>(t[r][1]);
+    }
+    store.lengths_[i] = static_cast<std::uint32_t>(length);
+    progress.advance();
+  }
+  progress.finish();
+  store.data_ = buffer->data();
+  store.owner_ = buffer;
+  return store;
+}
+
+bool TokenStore::is_token_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[8] = {};
+  return in.read(magic, 8) && std::memcmp(magic, kTokenFileMagic, 8) == 0;
+}
+
+void TokenStore::save(const std::string& path) const {
+  Json header{{"format", kTokenFormat},
+              {"version", 1},
+              {"tokenizer", tokenizer_.to_json()},
+              {"sequences", size()},
+              {"rows", rows()}};
+  const std::string text = header.dump();
+  AtomicOutput out(path);
+  {
+    std::ofstream file(out.temp_path(), std::ios::binary);
+    const std::uint64_t header_length = text.size();
+    file.write(kTokenFileMagic, 8);
+    file.write(reinterpret_cast<const char*>(&header_length), sizeof header_length);
+    file.write(text.data(), static_cast<std::streamsize>(text.size()));
+    file.write(reinterpret_cast<const char*>(lengths_.data()),
+               static_cast<std::streamsize>(lengths_.size() * sizeof(std::uint32_t)));
+    file.write(reinterpret_cast<const char*>(data_),
+               static_cast<std::streamsize>(size() * rows() * 2 * sizeof(std::uint16_t)));
+    if (!file) throw Error("cannot write pre-tokenized file '" + path + "'");
+  }
+  out.commit();
+}
+
+TokenStore TokenStore::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw Error("cannot open pre-tokenized file '" + path + "'");
+  struct stat info {};
+  ::fstat(fd, &info);
+  auto mapping = std::make_shared<Mapping>();
+  mapping->size = static_cast<std::size_t>(info.st_size);
+  if (mapping->size >= 16) mapping->address = mmap(nullptr, mapping->size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (mapping->address == MAP_FAILED) mapping->address = nullptr;
+  const auto* bytes = static_cast<const char*>(mapping->address);
+  if (!bytes || std::memcmp(bytes, kTokenFileMagic, 8) != 0)
+    throw Error("'" + path + "' is not a pre-tokenized orbitlaw file");
+  std::uint64_t header_length = 0;
+  std::memcpy(&header_length, bytes + 8, sizeof header_length);
+  if (16 + header_length > mapping->size) throw Error("pre-tokenized file '" + path + "' is truncated");
+  Json header;
+  try {
+    header = Json::parse(std::string(bytes + 16, header_length));
+  } catch (const Json::parse_error&) {
+    throw Error("pre-tokenized file '" + path + "' has a corrupt header");
+  }
+  if (header.value("format", "") != kTokenFormat || header.value("version", 0) != 1)
+    throw Error("pre-tokenized file '" + path + "' has an unknown format or version");
+  TokenStore store;
+  store.tokenizer_ = TokenizerConfig::from_json(header.at("tokenizer"));
+  const std::int64_t n = header.at("sequences").get<std::int64_t>();
+  const std::size_t lengths_at = 16 + header_length;
+  const std::size_t data_at = lengths_at + n * sizeof(std::uint32_t);
+  const std::size_t end = data_at + static_cast<std::size_t>(n) * store.rows() * 2 * sizeof(std::uint16_t);
+  if (end != mapping->size)
+    throw Error("pre-tokenized file '" + path + "' is truncated or corrupt (" +
+                std::to_string(mapping->size) + " bytes, expected " + std::to_string(end) + ")");
+  store.lengths_.resize(n);
+  std::memcpy(store.lengths_.data(), bytes + lengths_at, n * sizeof(std::uint32_t));
+  if (data_at % alignof(std::uint16_t) != 0) throw Error("pre-tokenized file '" + path + "' is misaligned");
+  store.data_ = reinterpret_cast<const std::uint16_t*>(bytes + data_at);
+  store.owner_ = mapping;
+  return store;
+}
+
+TokenStore TokenStore::open_any(const std::string& path, const TokenizerConfig& tokenizer) {
+  if (!is_token_file(path)) return from_dataset(path, tokenizer);
+  TokenStore store = open(path);
+  if (!(store.tokenizer() == tokenizer))
+    throw Error("pre-tokenized file '" + path + "' was made with tokenizer " +
+                store.tokenizer().to_json().dump() + ", but the run uses " + tokenizer.to_json().dump());
+  return store;
+}
+
+TokenStore TokenStore::slice(std::int64_t first, std::int64_t count) const {
+  TokenStore sub;
+  sub.tokenizer_ = tokenizer_;
+  sub.lengths_.assign(lengths_.begin() + first, lengths_.begin() + first + count);
+  sub.owner_ = owner_;
+  sub.data_ = data_ + first * rows() * 2;
+  return sub;
+}
+
+torch::Tensor TokenStore::sequence(std::int64_t i, int length) const {
+  auto out = torch::full({length, 2}, tokenizer_.pad_token(), torch::kInt64);
+  auto o = out.accessor<std::int64_t, 2>();
+  const std::uint16_t* t = tokens(i);
+  const int n = std::min(length, std::min(this->length(i), rows()));
+  for (int r = 0; r < n; ++r) {
+    o[r][0] = t[2 * r];
+    o[r][1] = t[2 * r + 1];
+  }
+  return out;
+}
+
+torch::Tensor sample_batch(const TokenStore& store, std::uint64_t seed, std::uint64_t index, int batch_size,
+                           int length) {
+  if (store.size() == 0) throw Error("no sequences to sample from");
+  std::mt19937_64 generator(splitmix64(seed ^ splitmix64(index)));
+  std::uniform_int_distribution<std::int64_t> pick(0, store.size() - 1);
+  std::vector<torch::Tensor> rows;
+  for (int b = 0; b < batch_size; ++b) rows.push_back(store.sequence(pick(generator), length));
+  return torch::stack(rows);
+}
+
+Prefetcher::Prefetcher(const TokenStore& store, std::uint64_t seed, std::uint64_t first, int batch_size,
+                       int length, int depth)
+    : store_(store),
+      seed_(seed),
+      batch_size_(batch_size),
+      length_(length),
+      depth_(std::max(depth, 1)),
+      produce_index_(first),
+      next_index_(first),
+      worker_([this] { run(); }) {}
+
+Prefetcher::~Prefetcher() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  worker_.join();
+}
+
+void Prefetcher::run() {
+  try {
+    while (true) {
+      std::uint64_t index;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [this] { return stop_ || static_cast<int>(ready_.size()) < depth_; });
+        if (stop_) return;
+        index = produce_index_++;
+      }
+      auto batch = sample_batch(store_, seed_, index, batch_size_, length_);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_.push_back(std::move(batch));
+      }
+      changed_.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    error_ = std::current_exception();
+    changed_.notify_all();
+  }
+}
+
+torch::Tensor Prefetcher::next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return !ready_.empty() || error_; });
+  if (ready_.empty() && error_) std::rethrow_exception(error_);
+  auto batch = std::move(ready_.front());
+  ready_.pop_front();
+  ++next_index_;
+  changed_.notify_all();
+  return batch;
+}
+
+}  // namespace orbitlaw::model

@@ -1,0 +1,42 @@
+#include "orbitlaw/model/device.hpp"
+
+#include <ATen/Context.h>
+
+#include <thread>
+
+#include "orbitlaw/error.hpp"
+
+namespace orbitlaw::model {
+
+torch::Device resolve_device(const std::string& name) {
+  if (name == "auto")
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+  torch::Device device(torch::kCPU);
+  try {
+    device = torch::Device(name);
+  } catch (const c10::Error&) {
+    throw Error("unknown device '" + name + "' (use auto, cpu, cuda or cuda:N)");
+  }
+  if (device.is_cuda() && !torch::cuda::is_available())
+    throw Error("device '" + name + "': no CUDA GPU available");
+  return device;
+}
+
+void configure_threads(int threads) {
+  const int n = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  torch::set_num_threads(n);
+  static bool inter_op_set = false;
+  if (!inter_op_set) {
+    try {
+      torch::set_num_interop_threads(
+          1);  // the model runs one op at a time; the pool would only oversubscribe
+    } catch (const c10::Error&) {
+      // already initialised by an earlier parallel op: keep its setting
+    }
+    inter_op_set = true;
+  }
+}
+
+void enable_tf32() { at::globalContext().setFloat32MatmulPrecision("high"); }
+
+}  // namespace orbitlaw::model

@@ -1,0 +1,320 @@
+#include "orbitlaw/model/eval.hpp"
+
+#include <cmath>
+#include <map>
+
+#include "orbitlaw/dataset.hpp"
+#include "orbitlaw/model/device.hpp"
+#include "orbitlaw/model/gpt.hpp"
+#include "orbitlaw/model/tokenizer.hpp"
+
+namespace orbitlaw::model {
+
+EvalConfig EvalConfig::from_config(ConfigReader& r) {
+  EvalConfig c;
+  c.sequences = r.get<int>("sequences", c.sequences);
+  c.batch_size = r.get<int>("batch_size", c.batch_size);
+  c.rollout_steps = r.get<std::vector<int>>("rollout_steps", c.rollout_steps);
+  c.length_factors = r.get<std::vector<int>>("length_factors", c.length_factors);
+  c.max_length_factor = r.get<int>("max_length_factor", c.max_length_factor);
+  c.length_sequences = r.get<int>("length_sequences", c.length_sequences);
+  c.attention_sequences = r.get<int>("attention_sequences", c.attention_sequences);
+  c.threads = r.get<int>("threads", c.threads);
+  c.device = r.get<std::string>("device", c.device);
+  r.finish();
+  if (c.sequences < 1 || c.batch_size < 1) throw Error("eval config: sequences and batch_size must be >= 1");
+  for (int k : c.rollout_steps)
+    if (k < 1) throw Error("eval config: rollout_steps must be >= 1");
+  for (int f : c.length_factors)
+    if (f < 1) throw Error("eval config: length_factors must be >= 1");
+  return c;
+}
+
+namespace {
+
+struct Sample {
+  simulator::System system;
+  TokenizedSequence seq;
+};
+
+// Greedy choice among coordinate bins only (a cadence or pad token is never a position).
+torch::Tensor greedy(const GptOutput& out, int bins) {
+  auto x = out.x_logits.narrow(-1, 0, bins).argmax(-1);
+  auto y = out.y_logits.narrow(-1, 0, bins).argmax(-1);
+  return torch::stack({x, y}, -1);
+}
+
+struct Accumulator {
+  double sum = 0;
+  std::int64_t n = 0;
+  void add(double v) {
+    sum += v;
+    ++n;
+  }
+  Json mean() const { return n ? Json(sum / static_cast<double>(n)) : Json(nullptr); }
+};
+
+// Errors of one predicted position against the truth and the baselines, all from the observations before
+// position `start` (what the model saw), decoded to bin centres like the model's own output.
+struct RolloutErrors {
+  Accumulator model, previous, mean, velocity, oracle;
+  void add(const Sample& s, const TokenizerConfig& tok, const std::int64_t* tokens, int start, int position,
+           std::int64_t pred_x, std::int64_t pred_y) {
+    const int nb = s.seq.n_bodies;
+    const int row = s.seq.row[position];
+    const int body = row % nb;
+    const int step = row / nb;
+    const double tx = s.system.position(row, 0), ty = s.system.position(row, 1);
+    auto observed = [&](int obs_step, int c) {
+      return tok.decode(tokens[2 * (1 + obs_step * nb + body) + c]);
+    };
+    const int last = (start - 2 - body) / nb;  // last observed step of this body (rows 0..start-2 are seen)
+    auto dist = [&](double x, double y) { return std::hypot(x - tx, y - ty); };
+    model.add(dist(tok.decode(pred_x), tok.decode(pred_y)));
+    oracle.add(dist(tok.decode(tokens[2 * position]), tok.decode(tokens[2 * position + 1])));
+    previous.add(dist(observed(last, 0), observed(last, 1)));
+    double mx = 0, my = 0;
+    for (int k = 0; k <= last; ++k) {
+      mx += observed(k, 0);
+      my += observed(k, 1);
+    }
+    mean.add(dist(mx / (last + 1), my / (last + 1)));
+    const double ahead = step - last;
+    velocity.add(dist(observed(last, 0) + ahead * (observed(last, 0) - observed(last - 1, 0)),
+                      observed(last, 1) + ahead * (observed(last, 1) - observed(last - 1, 1))));
+  }
+  Json to_json(std::int64_t rollouts) const {
+    return Json{{"model", model.mean()},         {"previous_position", previous.mean()},
+                {"per_orbit_mean", mean.mean()}, {"constant_velocity", velocity.mean()},
+                {"token_oracle", oracle.mean()}, {"rollouts", rollouts},
+                {"positions", model.n}};
+  }
+};
+
+torch::Tensor stack_tokens(const std::vector<const Sample*>& samples, int length, std::int64_t pad) {
+  std::vector<torch::Tensor> rows;
+  for (const auto* s : samples) {
+    auto t = torch::full({length, 2}, pad, torch::kInt64);
+    const auto n = std::min<std::int64_t>(length, s->seq.tokens.size(0));
+    t.narrow(0, 0, n).copy_(s->seq.tokens.narrow(0, 0, n));
+    rows.push_back(t);
+  }
+  return torch::stack(rows);
+}
+
+}  // namespace
+
+Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, const std::string& data_path,
+              const EvalConfig& config) {
+  configure_threads(config.threads);
+  const torch::Device device = resolve_device(config.device);
+  Gpt model = loaded.module;
+  model->to(device);
+  model->eval();
+  torch::NoGradGuard no_grad;
+  const ModelConfig& mc = loaded.config;
+  TokenizerConfig tok = loaded.tokenizer;
+  const int context = mc.block_size;
+  const std::int64_t pad = tok.pad_token();
+
+  simulator::DatasetReader reader(data_path);
+  const std::int64_t available = reader.num_systems();
+  if (available == 0) throw Error("dataset '" + data_path + "' holds no systems");
+  TokenizerConfig at_context = tok;
+  at_context.rows = context + 1;
+  std::vector<Sample> samples;
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(config.sequences, available); ++i) {
+    Sample s{reader.read_system(i), {}};
+    s.seq = encode(s.system, at_context);
+    samples.push_back(std::move(s));
+  }
+
+  // Next-token loss and accuracy at the training context, and the unigram baseline of the same targets.
+  double sum_x = 0, sum_y = 0, right_x = 0, right_y = 0, right_both = 0;
+  std::int64_t positions = 0;
+  std::vector<double> counts_x(tok.vocab(), 0), counts_y(tok.vocab(), 0);
+  for (size_t first = 0; first < samples.size(); first += config.batch_size) {
+    std::vector<const Sample*> batch;
+    for (size_t i = first; i < std::min(samples.size(), first + config.batch_size); ++i)
+      batch.push_back(&samples[i]);
+    auto tokens = stack_tokens(batch, context + 1, pad).to(device);
+    auto inputs = tokens.narrow(1, 0, context), targets = tokens.narrow(1, 1, context);
+    auto out = model->forward(inputs);
+    auto valid = (targets.select(-1, 0) != pad);
+    auto ce = [&](const torch::Tensor& logits, int c) {
+      return torch::nn::functional::cross_entropy(
+          logits.reshape({-1, tok.vocab()}).to(torch::kFloat32), targets.select(-1, c).reshape({-1}),
+          torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone).ignore_index(pad));
+    };
+    auto vflat = valid.reshape({-1}).to(torch::kFloat64);
+    sum_x += (ce(out.x_logits, 0).to(torch::kFloat64) * vflat).sum().item<double>();
+    sum_y += (ce(out.y_logits, 1).to(torch::kFloat64) * vflat).sum().item<double>();
+    auto ok_x = (out.x_logits.argmax(-1) == targets.select(-1, 0)) & valid;
+    auto ok_y = (out.y_logits.argmax(-1) == targets.select(-1, 1)) & valid;
+    right_x += ok_x.sum().item<double>();
+    right_y += ok_y.sum().item<double>();
+    right_both += (ok_x & ok_y).sum().item<double>();
+    positions += valid.sum().item<std::int64_t>();
+    auto cpu_targets = targets.cpu();
+    auto t = cpu_targets.accessor<std::int64_t, 3>();
+    for (std::int64_t b = 0; b < t.size(0); ++b)
+      for (std::int64_t i = 0; i < t.size(1); ++i)
+        if (t[b][i][0] != pad) {
+          counts_x[t[b][i][0]] += 1;
+          counts_y[t[b][i][1]] += 1;
+        }
+  }
+  auto entropy = [](const std::vector<double>& counts) {
+    double total = 0, h = 0;
+    for (double c : counts) total += c;
+    for (double c : counts)
+      if (c > 0) h -= c / total * std::log(c / total);
+    return h;
+  };
+  const double n = static_cast<double>(std::max<std::int64_t>(positions, 1));
+  const double loss = 0.5 * (sum_x + sum_y) / n;
+  Json next_token{{"loss", loss},
+                  {"loss_x", sum_x / n},
+                  {"loss_y", sum_y / n},
+                  {"accuracy", right_both / n},
+                  {"accuracy_x", right_x / n},
+                  {"accuracy_y", right_y / n},
+                  {"positions", positions},
+                  {"sequences", samples.size()},
+                  {"unigram_loss", 0.5 * (entropy(counts_x) + entropy(counts_y))},
+                  {"uniform_loss", std::log(static_cast<double>(tok.vocab()))}};
+
+  // Trajectory error of greedy rollouts. k = 1 is teacher-forced at every position whose body has two earlier
+  // observations; k > 1 starts each sequence as late as the context allows, and feeds back its own tokens.
+  Json trajectory = Json::object();
+  for (int k : config.rollout_steps) {
+    RolloutErrors errors;
+    std::int64_t rollouts = 0;
+    if (k == 1) {
+      for (const auto& s : samples) {
+        const int length = static_cast<int>(s.seq.tokens.size(0));
+        const int first = 2 * s.seq.n_bodies + 1;
+        if (length <= first) continue;
+        auto out = model->forward(s.seq.tokens.narrow(0, 0, length - 1).unsqueeze(0).to(device));
+        auto pred = greedy(out, tok.bins).squeeze(0).cpu();
+        auto p = pred.accessor<std::int64_t, 2>();
+        const auto* tokens = s.seq.tokens.data_ptr<std::int64_t>();
+        for (int position = first; position < length; ++position) {
+          errors.add(s, tok, tokens, position, position, p[position - 1][0], p[position - 1][1]);
+          ++rollouts;
+        }
+      }
+    } else {
+      std::map<int, std::vector<const Sample*>> by_start;
+      for (const auto& s : samples) {
+        const int length = static_cast<int>(s.seq.tokens.size(0));
+        const int start = std::min(length - k, context - k + 1);
+        if (start >= 2 * s.seq.n_bodies + 1) by_start[start].push_back(&s);
+      }
+      for (const auto& [start, group] : by_start) {
+        auto tokens = stack_tokens(group, start, pad).to(device);
+        for (int i = 0; i < k; ++i)
+          tokens = torch::cat({tokens, greedy(model->forward(tokens), tok.bins).narrow(1, -1, 1)}, 1);
+        auto generated = tokens.cpu();
+        auto g = generated.accessor<std::int64_t, 3>();
+        for (size_t b = 0; b < group.size(); ++b) {
+          const auto* truth = group[b]->seq.tokens.data_ptr<std::int64_t>();
+          for (int position = start; position < start + k; ++position)
+            errors.add(*group[b], tok, truth, start, position, g[b][position][0], g[b][position][1]);
+          ++rollouts;
+        }
+      }
+    }
+    trajectory[std::to_string(k)] = errors.to_json(rollouts);
+  }
+
+  // Length extrapolation: loss on the first factor x context positions of sequences that long.
+  Json extrapolation = Json::array();
+  Json skipped = Json::array();
+  for (int factor : config.length_factors) {
+    const int length = factor * context;
+    if (factor > config.max_length_factor) {
+      skipped.push_back(Json{{"factor", factor}, {"reason", "above max_length_factor"}});
+      continue;
+    }
+    if (factor > 1 && mc.positional == Positional::kLearned) {
+      skipped.push_back(
+          Json{{"factor", factor}, {"reason", "learned positions do not extend past the context"}});
+      continue;
+    }
+    TokenizerConfig long_tok = tok;
+    long_tok.rows = length + 1;
+    double sum = 0;
+    int used = 0;
+    for (std::int64_t i = 0; i < available && used < config.length_sequences; ++i) {
+      auto system = reader.read_system(i);
+      if (system.rows() < length) continue;
+      auto seq = encode(system, long_tok).tokens.unsqueeze(0).to(device);
+      sum += next_token_loss(model->forward(seq.narrow(1, 0, length)), seq.narrow(1, 1, length), pad)
+                 .item<double>();
+      ++used;
+    }
+    if (used == 0) {
+      skipped.push_back(
+          Json{{"factor", factor}, {"reason", "no system has " + std::to_string(length + 1) + " rows"}});
+      continue;
+    }
+    extrapolation.push_back(
+        Json{{"factor", factor}, {"length", length}, {"sequences", used}, {"loss", sum / used}});
+  }
+
+  // Attention diagnostics per layer and head.
+  Json attention = Json::array();
+  {
+    std::vector<const Sample*> group;
+    for (size_t i = 0; i < samples.size() && static_cast<int>(group.size()) < config.attention_sequences; ++i)
+      if (samples[i].seq.tokens.size(0) == context + 1) group.push_back(&samples[i]);
+    if (!group.empty()) {
+      auto tokens = stack_tokens(group, context, pad).to(device);
+      auto maps = model->attention_maps(tokens);
+      auto distance = (torch::arange(context).unsqueeze(1) - torch::arange(context).unsqueeze(0))
+                          .clamp_min(0)
+                          .to(torch::kFloat64)
+                          .to(device);
+      for (size_t layer = 0; layer < maps.size(); ++layer) {
+        auto w = maps[layer].to(torch::kFloat64);  // [B, H, T, T]
+        auto plogp = torch::where(w > 0, w * torch::log(w.clamp_min(1e-300)), torch::zeros_like(w));
+        auto row_entropy = -plogp.sum(-1);                 // [B, H, T]
+        auto row_distance = (w * distance).sum(-1);        // [B, H, T]
+        auto zero = (w.sum(-1) == 0).to(torch::kFloat64);  // [B, H, T]
+        for (int h = 0; h < mc.n_head; ++h) {
+          attention.push_back(Json{{"layer", layer},
+                                   {"head", h},
+                                   {"entropy", row_entropy.select(1, h).mean().item<double>()},
+                                   {"mean_distance", row_distance.select(1, h).mean().item<double>()},
+                                   {"zero_rows", zero.select(1, h).mean().item<double>()}});
+        }
+      }
+    }
+  }
+
+  return Json{{"format", "orbitlaw-eval"},
+              {"version", 1},
+              {"checkpoint", checkpoint_path},
+              {"data", data_path},
+              {"model", mc.to_json()},
+              {"tokenizer", tok.to_json()},
+              {"train_state", loaded.train_state},
+              {"settings", Json{{"sequences", config.sequences},
+                                {"batch_size", config.batch_size},
+                                {"rollout_steps", config.rollout_steps},
+                                {"length_factors", config.length_factors},
+                                {"max_length_factor", config.max_length_factor},
+                                {"length_sequences", config.length_sequences},
+                                {"attention_sequences", config.attention_sequences},
+                                {"device", device.str()}}},
+              {"loss", loss},
+              {"accuracy", right_both / n},
+              {"next_token", next_token},
+              {"trajectory_error", trajectory},
+              {"length_extrapolation", extrapolation},
+              {"length_extrapolation_skipped", skipped},
+              {"attention", attention}};
+}
+
+}  // namespace orbitlaw::model

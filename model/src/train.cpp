@@ -1,0 +1,330 @@
+#include "orbitlaw/model/train.hpp"
+
+#include <ATen/autocast_mode.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <numbers>
+#include <thread>
+
+#include "orbitlaw/model/checkpoint.hpp"
+#include "orbitlaw/model/data.hpp"
+#include "orbitlaw/model.hpp"
+#include "orbitlaw/model/device.hpp"
+#include "orbitlaw/model/gpt.hpp"
+#include "orbitlaw/progress.hpp"
+#include "orbitlaw/provenance.hpp"
+#include "orbitlaw/simulator.hpp"
+
+namespace orbitlaw::model {
+
+namespace fs = std::filesystem;
+
+TrainConfig TrainConfig::from_config(ConfigReader& s, const TrainDefaults& d) {
+  TrainConfig c;
+  c.batch_size = s.get<int>("batch_size", d.batch_size);
+  c.grad_accum = s.get<int>("grad_accum", d.grad_accum);
+  c.lr = s.get<double>("lr", d.lr);
+  c.min_lr = s.get<double>("min_lr", d.min_lr);
+  c.warmup_steps = s.get<int>("warmup_steps", d.warmup_steps);
+  c.max_steps = s.get<int>("max_steps", d.max_steps);
+  c.weight_decay = s.get<double>("weight_decay", c.weight_decay);
+  c.beta1 = s.get<double>("beta1", c.beta1);
+  c.beta2 = s.get<double>("beta2", c.beta2);
+  c.grad_clip = s.get<double>("grad_clip", c.grad_clip);
+  c.eval_interval = s.get<int>("eval_interval", c.eval_interval);
+  c.eval_batches = s.get<int>("eval_batches", c.eval_batches);
+  c.checkpoint_interval = s.get<int>("checkpoint_interval", c.checkpoint_interval);
+  c.log_interval = s.get<int>("log_interval", c.log_interval);
+  c.val_fraction = s.get<double>("val_fraction", c.val_fraction);
+  c.seed = s.get<std::uint64_t>("seed", c.seed);
+  c.threads = s.get<int>("threads", c.threads);
+  c.device = s.get<std::string>("device", c.device);
+  c.bf16 = s.get<bool>("bf16", c.bf16);
+  c.prefetch = s.get<int>("prefetch", c.prefetch);
+  c.max_minutes = s.get<double>("max_minutes", c.max_minutes);
+  c.max_seconds = s.get<double>("max_seconds", c.max_seconds);
+  s.finish();
+  auto fail = [](const std::string& what) { throw Error("train config: " + what); };
+  if (c.batch_size < 1 || c.grad_accum < 1) fail("batch_size and grad_accum must be at least 1");
+  if (c.max_steps < 1) fail("max_steps must be at least 1");
+  if (c.warmup_steps < 0) fail("warmup_steps must be non-negative");
+  if (!(c.lr > 0) || c.min_lr < 0 || c.min_lr > c.lr) fail("need 0 <= min_lr <= lr and lr > 0");
+  if (c.eval_interval < 1 || c.checkpoint_interval < 1 || c.log_interval < 1) fail("intervals must be >= 1");
+  if (c.eval_batches < 1) fail("eval_batches must be at least 1");
+  if (!(c.val_fraction > 0 && c.val_fraction < 1)) fail("val_fraction must be in (0, 1)");
+  if (c.threads < 0) fail("threads must be non-negative");
+  if (c.max_minutes < 0 || c.max_seconds < 0) fail("max_minutes and max_seconds must be non-negative");
+  return c;
+}
+
+double TrainConfig::budget_seconds() const {
+  const double a = max_minutes * 60, b = max_seconds;
+  if (a > 0 && b > 0) return std::min(a, b);
+  return std::max(a, b);
+}
+
+double learning_rate(const TrainConfig& c, int step) {
+  if (step < c.warmup_steps) return c.lr * (step + 1) / c.warmup_steps;
+  if (step >= c.max_steps) return c.min_lr;
+  const double progress =
+      static_cast<double>(step - c.warmup_steps) / std::max(1, c.max_steps - c.warmup_steps);
+  return c.min_lr + 0.5 * (1 + std::cos(std::numbers::pi * progress)) * (c.lr - c.min_lr);
+}
+
+void resolve_train_config(const Json& config, const std::string& preset_name, TrainRequest& request) {
+  ConfigReader reader(config, "train config");
+  std::string name = reader.get<std::string>("preset", "tiny");
+  if (!preset_name.empty()) name = preset_name;
+  reader.set_resolved("preset", name);
+  const Preset p = preset(name);
+
+  auto tokenizer_section = reader.section("tokenizer");
+  const bool rows_given = tokenizer_section.has("rows");
+  request.tokenizer = TokenizerConfig::from_config(tokenizer_section, p.tokenizer);
+
+  ModelConfig model_defaults = p.model;
+  model_defaults.vocab = request.tokenizer.vocab();  // follows tokenizer.bins unless set explicitly
+  auto model_section = reader.section("model");
+  request.model = ModelConfig::from_config(model_section, model_defaults);
+  if (request.model.vocab != request.tokenizer.vocab())
+    throw Error("model.vocab " + std::to_string(request.model.vocab) +
+                " differs from the tokenizer's vocabulary " + std::to_string(request.tokenizer.vocab()) +
+                " (bins + 3)");
+  // Sequences are cut to the context unless tokenizer.rows is set explicitly.
+  if (!rows_given) request.tokenizer.rows = request.model.block_size + 1;
+
+  TrainDefaults train_defaults = p.train;
+  const auto seed = reader.get<std::uint64_t>("seed", 1);
+  auto train_section = reader.section("train");
+  request.train = TrainConfig::from_config(train_section, train_defaults);
+  if (!train_section.has("seed")) request.train.seed = seed;
+  reader.set_resolved("tokenizer", request.tokenizer.to_json());
+  reader.set_resolved("model", request.model.to_json());
+  Json train_resolved = train_section.resolved();
+  train_resolved["seed"] = request.train.seed;
+  reader.set_resolved("train", train_resolved);
+  reader.finish();
+  request.resolved_config = reader.resolved();
+}
+
+namespace {
+
+// bf16 autocast for the forward pass on CUDA (a no-op elsewhere).
+class AutocastScope {
+ public:
+  explicit AutocastScope(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+    at::autocast::clear_cache();
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+};
+
+// Drops metrics lines past `step` (a resumed run rewrites the steps after its checkpoint).
+void truncate_metrics(const std::string& path, int step) {
+  std::ifstream in(path);
+  if (!in) return;
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    try {
+      if (Json::parse(line).value("step", 0) > step) continue;
+    } catch (const Json::parse_error&) {
+      continue;  // a torn last line of an interrupted run
+    }
+    kept += line + "\n";
+  }
+  in.close();
+  std::ofstream(path, std::ios::trunc) << kept;
+}
+
+double validation_loss(Gpt& model, const std::vector<torch::Tensor>& batches,
+                       const TokenizerConfig& tokenizer, const torch::Device& device, bool autocast) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double total = 0;
+  for (const auto& batch : batches) {
+    auto b = batch.to(device);
+    const auto t = b.size(1) - 1;
+    AutocastScope scope(autocast);
+    auto loss = next_token_loss(model->forward(b.narrow(1, 0, t)), b.narrow(1, 1, t), tokenizer.pad_token());
+    total += loss.item<double>();
+  }
+  model->train();
+  return total / static_cast<double>(batches.size());
+}
+
+}  // namespace
+
+TrainResult train(const TrainRequest& request) {
+  const TrainConfig& tc = request.train;
+  const auto wall_start = std::chrono::steady_clock::now();
+  configure_threads(tc.threads);
+  const torch::Device device = resolve_device(tc.device);
+  const bool autocast = device.is_cuda() && tc.bf16;
+  if (device.is_cuda()) enable_tf32();
+
+  fs::create_directories(request.out);
+  const std::string checkpoint_path = (fs::path(request.out) / "checkpoint.pt").string();
+  const std::string metrics_path = (fs::path(request.out) / "metrics.jsonl").string();
+  if (!request.resume && fs::exists(checkpoint_path))
+    throw Error("'" + checkpoint_path +
+                "' already exists; pass --resume to continue it or choose another --out");
+  if (request.resume && !fs::exists(checkpoint_path))
+    throw Error("--resume: no checkpoint at '" + checkpoint_path + "'");
+
+  // Data: the whole of --data for training when --val is given, else its last val_fraction held out.
+  TokenStore data = TokenStore::open_any(request.data, request.tokenizer);
+  TokenStore train_store, val_store;
+  if (!request.val.empty()) {
+    train_store = data;
+    val_store = TokenStore::open_any(request.val, request.tokenizer);
+  } else {
+    if (data.size() < 2)
+      throw Error("'" + request.data + "' holds too few systems to hold out validation ones");
+    const auto n_val =
+        std::clamp<std::int64_t>(std::llround(tc.val_fraction * data.size()), 1, data.size() - 1);
+    train_store = data.slice(0, data.size() - n_val);
+    val_store = data.slice(data.size() - n_val, n_val);
+  }
+  const int length = request.model.block_size + 1;  // inputs are the first block_size positions
+
+  torch::manual_seed(tc.seed);
+  Gpt model(request.model);
+  model->to(device);
+  model->train();
+  std::vector<torch::Tensor> decay, no_decay;  // weight decay on matrices (and embedding tables) only
+  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  auto options = torch::optim::AdamWOptions(tc.lr).betas({tc.beta1, tc.beta2});
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
+                                 torch::optim::AdamWOptions(options).weight_decay(tc.weight_decay)));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
+                                    torch::optim::AdamWOptions(options).weight_decay(0)));
+  torch::optim::AdamW optimizer(std::move(groups), options);
+
+  CheckpointContent content{request.model, request.tokenizer, Json::object(), Json::object()};
+  int step = 0;
+  std::int64_t tokens = 0;
+  std::uint64_t next_batch = 0;
+  double elapsed_before = 0;  // seconds spent in earlier runs of a resumed training
+  if (request.resume) {
+    auto loaded = load_checkpoint(checkpoint_path, content, model, &optimizer);
+    step = loaded.train_state.value("step", 0);
+    tokens = loaded.train_state.value("tokens", std::int64_t{0});
+    next_batch = loaded.train_state.value("next_batch", std::uint64_t{0});
+    elapsed_before = loaded.train_state.value("elapsed_s", 0.0);
+    truncate_metrics(metrics_path, step);
+  } else {
+    fs::remove(metrics_path);
+  }
+  Json versions = simulator::library_versions();
+  versions.update(library_versions());
+  content.provenance = provenance_record("train", request.resolved_config, tc.seed, versions);
+  write_provenance(request.out, "train", request.resolved_config, tc.seed, versions);
+
+  // Fixed validation batches (their own seed), so every evaluation measures the same sequences.
+  std::vector<torch::Tensor> val_batches;
+  for (int i = 0; i < tc.eval_batches; ++i)
+    val_batches.push_back(sample_batch(val_store, tc.seed ^ 0x5a17ULL, i, tc.batch_size, length));
+
+  std::ofstream metrics(metrics_path, std::ios::app);
+  Prefetcher prefetch(train_store, tc.seed, next_batch, tc.batch_size, length, tc.prefetch);
+  std::unique_ptr<Progress> progress;
+  if (!request.quiet) {
+    progress = std::make_unique<Progress>("train", tc.max_steps, "steps");
+    progress->set(step);
+  }
+
+  TrainResult result;
+  result.final_val_loss = std::numeric_limits<double>::quiet_NaN();
+  const std::int64_t tokens_per_step =
+      static_cast<std::int64_t>(tc.batch_size) * tc.grad_accum * (length - 1);
+  auto interval_start = std::chrono::steady_clock::now();
+  std::int64_t interval_tokens = 0;
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  auto save = [&](bool stopped) {
+    content.train_state =
+        Json{{"step", step},
+             {"tokens", tokens},
+             {"next_batch", prefetch.next_index()},
+             {"elapsed_s", elapsed_before + seconds_since(wall_start)},
+             {"train_loss", result.final_train_loss},
+             {"val_loss", std::isnan(result.final_val_loss) ? Json(nullptr) : Json(result.final_val_loss)},
+             {"stopped_by_time_limit", stopped}};
+    save_checkpoint(checkpoint_path, content, model, &optimizer);
+  };
+
+  while (step < tc.max_steps) {
+    const double lr = learning_rate(tc, step);
+    for (auto& group : optimizer.param_groups())
+      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+    optimizer.zero_grad();
+    double step_loss = 0;
+    for (int micro = 0; micro < tc.grad_accum; ++micro) {
+      auto batch = prefetch.next().to(device);
+      torch::Tensor loss;
+      {
+        AutocastScope scope(autocast);
+        loss = next_token_loss(model->forward(batch.narrow(1, 0, length - 1)), batch.narrow(1, 1, length - 1),
+                               request.tokenizer.pad_token());
+      }
+      (loss / tc.grad_accum).backward();
+      step_loss += loss.item<double>() / tc.grad_accum;
+    }
+    if (tc.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), tc.grad_clip);
+    optimizer.step();
+    ++step;
+    tokens += tokens_per_step;
+    interval_tokens += tokens_per_step;
+    result.final_train_loss = step_loss;
+
+    const bool out_of_time = tc.budget_seconds() > 0 && seconds_since(wall_start) >= tc.budget_seconds();
+    const bool last = step == tc.max_steps || out_of_time;
+    Json line{{"step", step}, {"tokens", tokens}, {"train_loss", step_loss}, {"lr", lr}};
+    if (step % tc.eval_interval == 0 || last) {
+      result.final_val_loss = validation_loss(model, val_batches, request.tokenizer, device, autocast);
+      line["val_loss"] = result.final_val_loss;
+    }
+    if (step % tc.log_interval == 0 || last || line.contains("val_loss")) {
+      const double interval_s = seconds_since(interval_start);
+      line["tokens_per_s"] = interval_s > 0 ? interval_tokens / interval_s : 0.0;
+      line["elapsed_s"] = elapsed_before + seconds_since(wall_start);
+      metrics << line.dump() << "\n" << std::flush;
+      interval_start = std::chrono::steady_clock::now();
+      interval_tokens = 0;
+    }
+    if (progress) {
+      char note[128];
+      std::snprintf(note, sizeof note, "loss %.3f val %.3f", step_loss, result.final_val_loss);
+      progress->set_note(note);
+      progress->set(step);
+    }
+    if (step % tc.checkpoint_interval == 0 || last) save(out_of_time && step < tc.max_steps);
+    if (out_of_time) {
+      result.stopped_by_time_limit = step < tc.max_steps;
+      break;
+    }
+  }
+  if (progress) progress->finish();
+  result.steps = step;
+  result.checkpoint = checkpoint_path;
+  return result;
+}
+
+}  // namespace orbitlaw::model
