@@ -9,7 +9,7 @@ debian_packages=(
   build-essential cmake git pkg-config
   libboost-dev libeigen3-dev libhdf5-dev hdf5-tools
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev
+  libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgloo-dev
   clang-format
 )
 missing=()
