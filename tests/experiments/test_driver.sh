@@ -45,6 +45,16 @@ assert p["seed"] == 1 and p["smoke"] is True and len(p["git_revision"]) >= 7, p
 assert p["config"]["experiment"] == "quickstart"
 assert json.load(open(sys.argv[1] + "/configs/train-lssar.json"))["model"]["attention"] == "lssar"
 PY
+    # The check bites: a report that does not quote the run's own numbers is rejected.
+    cp "$run/models/softmax/metrics.jsonl" "$tmp/metrics.keep"
+    "$python" - "$run/models/softmax/metrics.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+rows[-1]["train_loss"] += 0.123
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+    "$python" "$here/check_report.py" "$run" --since "$start" >/dev/null && fail "check_report accepted a stale report"
+    cp "$tmp/metrics.keep" "$run/models/softmax/metrics.jsonl"
     # A rerun does nothing but print the summary again.
     : >"$tmp/calls"
     quickstart >"$tmp/out2.txt" 2>&1 || fail "rerun of a complete run failed"
