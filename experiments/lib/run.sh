@@ -148,7 +148,8 @@ stage_done() { [ -f "$run/stages/$1.done" ]; }
 # "budget": {"total_s": T, "reserve_s": R, "report_min_s": M, "shares": {"simulate": f, "train": f, ...}}:
 # the whole script, build included, must end within T seconds. After the build, what is left (minus R for
 # packing the results) is divided among the stage families by their shares, and each family's part among its
-# stages (one per dataset or model); the report keeps at least M seconds (default 20). Every stage is started with that limit, so a slow stage is cut, never the report.
+# stages (one per dataset or model); the report keeps at least M seconds (default 20). Every stage is started
+# with its limit, so a slow stage is cut, never the report.
 declare -A budget_limit=()
 budget_deadline=""
 keep_going=0

@@ -64,7 +64,9 @@ case "$scenario" in
     grep -q "report: $run/report/report.html" "$tmp/out.txt" || fail "the script did not print where the report is"
     ;;
   interrupt)
-    setsid bash "$root/experiments/quickstart.sh" --smoke --out "$run" >"$tmp/first.txt" 2>&1 &
+    # Long enough a training (checkpoints every 5 steps) that the interruption lands in its middle.
+    longer=(--set train.train.max_steps=300 --set train.train.checkpoint_interval=5)
+    setsid bash "$root/experiments/quickstart.sh" --smoke --out "$run" "${longer[@]}" >"$tmp/first.txt" 2>&1 &
     pid=$!
     for _ in $(seq 1200); do
       [ -f "$run/models/softmax/checkpoint.pt" ] && break
@@ -85,12 +87,18 @@ case "$scenario" in
     interrupted=0
     [ -f "$run/stages/train-softmax.done" ] || interrupted=1
     before="$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')"
-    experiment quickstart
+    experiment quickstart "${longer[@]}"
     grep -q "skip   simulate-train" "$tmp/out.txt" || fail "rerun did not skip the completed simulation"
     [ "$before" = "$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')" ] || fail "simulation markers rewritten"
     if [ "$interrupted" = 1 ]; then
       grep -q "resume train-softmax" "$tmp/out.txt" || fail "rerun did not resume the interrupted training"
     fi
+    "$python" - "$run/models/softmax/metrics.jsonl" <<'PY' || fail "resumed metrics"
+import json, sys
+steps = [json.loads(line)["step"] for line in open(sys.argv[1]) if line.strip()]
+assert steps == sorted(set(steps)), "steps repeat or go backwards after the resume"
+assert steps[-1] == 300, f"training ended at step {steps[-1]}, not 300"
+PY
     check_report "$start"
     ;;
   paper)
