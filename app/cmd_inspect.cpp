@@ -120,16 +120,16 @@ void print_system(const simulator::DatasetReader& reader, std::int64_t index) {
       "angular momentum error %.2e\n",
       static_cast<long long>(index), s.n_bodies, s.n_bodies - 1, s.n_steps, cadence_label(s.cadence).c_str(),
       s.energy_error, s.angular_momentum_error);
-  std::printf("%-8s %14s %12s %10s %10s %10s %10s %10s\n", "body", "mass", "a", "e", "i", "Omega", "omega",
+  std::printf("%-10s %14s %12s %10s %10s %10s %10s %10s\n", "body", "mass", "a", "e", "i", "Omega", "omega",
               "M0");
   for (int b = 0; b < s.n_bodies; ++b) {
     const auto& el = s.elements[b];
     std::string name = b == s.star_index() ? "star" : "planet_" + std::to_string(b + 1);
-    std::printf("%-8s %14.6e %12.6f %10.6f %10.6f %10.6f %10.6f %10.6f\n", name.c_str(), s.mass[b], el[0],
+    std::printf("%-10s %14.6e %12.6f %10.6f %10.6f %10.6f %10.6f %10.6f\n", name.c_str(), s.mass[b], el[0],
                 el[1], el[2], el[3], el[4], el[5]);
   }
   const char* axes = "xyz";
-  std::printf("%6s %12s %9s", "row", "time", "body");
+  std::printf("%6s %12s %10s", "row", "time", "body");
   for (const char* field : {"", "v", "a", "a_star_"}) {
     for (int c = 0; c < s.dim; ++c) std::printf(" %14s", (std::string(field) + axes[c]).c_str());
   }
@@ -137,7 +137,7 @@ void print_system(const simulator::DatasetReader& reader, std::int64_t index) {
   for (int r = 0; r < s.rows(); ++r) {
     const int b = r % s.n_bodies;
     std::string name = b == s.star_index() ? "star" : "planet_" + std::to_string(b + 1);
-    std::printf("%6d %12.6f %9s", r, s.time[r / s.n_bodies], name.c_str());
+    std::printf("%6d %12.6f %10s", r, s.time[r / s.n_bodies], name.c_str());
     for (const Eigen::MatrixXd* m : {&s.position, &s.velocity, &s.acceleration, &s.star_acceleration}) {
       for (int c = 0; c < s.dim; ++c) std::printf(" %14.6e", (*m)(r, c));
     }

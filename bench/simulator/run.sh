@@ -12,12 +12,15 @@ REBOUND_VERSION=4.4.3
 
 "$python" -c "import rebound, sys; sys.exit(rebound.__version__ != '$REBOUND_VERSION')" 2>/dev/null ||
   "$root/.venv/bin/pip" install --quiet "rebound==$REBOUND_VERSION"
-cmake --build "$build" --target bench_simulator -j2 >/dev/null
+cmake --build "$build" --target bench_simulator -j2 >/dev/null 2>&1
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-"$build/bench/simulator/bench_simulator" outer "$orbits" 3 "$work/ic.json" | tee "$work/ours.jsonl" >/dev/null
-"$python" "$root/bench/simulator/rebound_peer.py" "$work/ic.json" 3 > "$work/rebound.jsonl"
+# Repeats alternate between us and REBOUND so that a change in machine load hits both alike.
+for _ in 1 2 3; do
+  "$build/bench/simulator/bench_simulator" outer "$orbits" 1 "$work/ic.json" >> "$work/ours.jsonl"
+  "$python" "$root/bench/simulator/rebound_peer.py" "$work/ic.json" 1 >> "$work/rebound.jsonl"
+done
 "$build/bench/simulator/bench_simulator" throughput "$systems" 2 vafa-paper rkf78 > "$work/throughput.jsonl"
 "$build/bench/simulator/bench_simulator" throughput "$systems" 2 vafa-paper kepler >> "$work/throughput.jsonl"
 
@@ -25,9 +28,18 @@ trap 'rm -rf "$work"' EXIT
 import json, sys
 work, orbits = sys.argv[1], sys.argv[2]
 load = lambda name: [json.loads(line) for line in open(f"{work}/{name}") if line.strip()]
-ours, peers = load("ours.jsonl"), load("rebound.jsonl")
+def medians(rows):
+    names = list(dict.fromkeys(r["name"] for r in rows))
+    out = []
+    for name in names:
+        runs = sorted((r for r in rows if r["name"] == name), key=lambda r: r["seconds"])
+        out.append(dict(runs[len(runs) // 2]))
+    return out
+ours, peers = medians(load("ours.jsonl")), medians(load("rebound.jsonl"))
 ias15 = next(p for p in peers if "IAS15" in p["name"])
-print(f"outer solar system, {orbits} Jupiter orbits, one core, median of 3 "
+import os
+print(f"load average at the end: {os.getloadavg()[0]:.1f} (2-core machine; times are comparable only within one run)")
+print(f"outer solar system, {orbits} Jupiter orbits, one core, median of 3 interleaved runs "
       f"(REBOUND {peers[0]['rebound_version']})")
 print(f"{'integrator':38s} {'rel. energy error':>18s} {'wall s':>9s} {'time / IAS15':>13s}")
 for r in peers + ours:

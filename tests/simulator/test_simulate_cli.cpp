@@ -48,7 +48,7 @@ TEST(SimulateCli, ShardsAndMerge) {
     auto r = run_orbitlaw("simulate --preset vafa-code --systems 6 -q --set sequence_rows=60 --shard " +
                           std::to_string(i) + "/2 --out " + shard.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    files += " " + shard.string();
+    files.append(" ").append(shard.string());  // (operator+ on a literal trips GCC 12's -Wrestrict here)
   }
   auto merged = run_orbitlaw("simulate --merge" + files + " --out " + (dir / "all.h5").string());
   ASSERT_EQ(merged.exit_code, 0) << merged.output;
