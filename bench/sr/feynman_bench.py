@@ -1,8 +1,8 @@
 """Exact-recovery benchmark on Feynman-database equations: orbitlaw sr vs pyoperon and gplearn.
 
 Each equation is sampled noise-free (AI Feynman ranges; Newton's I.9.18 also as r with the probe's ranges), every
-tool gets the same rows, the same operators (+ - * / sqrt exp log sin cos; gplearn has no exp), 2 cores and a
-comparable budget, and every tool's final expression is judged by the same rule: `orbitlaw sr --check`, i.e.
+tool gets the same rows, the same operators (+ - * / sqrt exp log sin cos; gplearn has no exp), the same time
+for orbitlaw and pyoperon on 2 threads (gplearn: a fixed number of generations, one process, its faster setting), and every tool's final expression is judged by the same rule: `orbitlaw sr --check`, i.e.
 SRBench's (constants below 1e-4 -> 0, others rounded to 3 significant digits, simplified; recovered if the
 ratio or difference with the true law is constant). Wall time is measured around each tool's fit.
 """
@@ -89,7 +89,9 @@ def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir):
     target_loss = 1e-22 * float(np.var(y))
     cmd = [binary, "sr", "--data", csv, "--x", ",".join(names), "--y", "y", "--threads", "2",
            "--time-limit", str(seconds), "--iterations", "100000", "--seed", str(seed),
-           "--operators", ",".join(OPERATORS), "--out", prefix, "--set", f"target_loss={target_loss}"]
+           "--operators", ",".join(OPERATORS), "--out", prefix, "--set", f"target_loss={target_loss}",
+           # Constants fitted on 128-row batches, losses on all rows: ~3x more candidates per second.
+           "--set", "batch_size=128"]
     start = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, CI="1"))
     elapsed = time.perf_counter() - start
@@ -144,10 +146,11 @@ def gplearn_to_infix(program, names):
 
 
 def run_gplearn(X, y, names, generations, seed):
+    # n_jobs=1: measured faster than n_jobs=2 here (5 generations, 500 rows: 17 s against 28 s), joblib overhead.
     from gplearn.genetic import SymbolicRegressor
     reg = SymbolicRegressor(population_size=1000, generations=generations,
                             function_set=("add", "sub", "mul", "div", "sqrt", "log", "sin", "cos"),
-                            n_jobs=2, random_state=seed, stopping_criteria=1e-12, parsimony_coefficient=0.001)
+                            n_jobs=1, random_state=seed, stopping_criteria=1e-12, parsimony_coefficient=0.001)
     start = time.perf_counter()
     reg.fit(X, y)
     elapsed = time.perf_counter() - start
@@ -158,7 +161,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--orbitlaw", required=True)
     parser.add_argument("--time", type=float, default=10, help="seconds per equation for orbitlaw and pyoperon")
-    parser.add_argument("--gplearn-generations", type=int, default=10)
+    parser.add_argument("--gplearn-generations", type=int, default=5)
     parser.add_argument("--rows", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated equation ids")
