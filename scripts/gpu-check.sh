@@ -21,6 +21,8 @@ debs="${ORBITLAW_GPU_DEBS:-$root/.cache/gpu-debs}"
 prefix="${ORBITLAW_GPU_PREFIX:-/tmp/orbitlaw-prefix}"
 build="${ORBITLAW_GPU_BUILD:-/tmp/orbitlaw-gpu-build}"
 jobs="$(nproc)"
+# Multiplies every stage's time limit (for trying the script on a slow machine without a GPU).
+time_scale="${ORBITLAW_GPU_CHECK_TIME_SCALE:-1}"
 start=$(date +%s)
 summary="$out/summary.txt"
 : >"$summary"
@@ -30,14 +32,18 @@ note() { echo "[gpu-check +$(($(date +%s) - start))s] $*" | tee -a "$summary"; }
 stage() {
   local name="$1" limit="$2" file="$3"
   shift 3
-  local t0=$(date +%s)
-  timeout --kill-after=10 "$limit" "$@" >"$file" 2>&1
+  local t0
+  t0=$(date +%s)
+  timeout --kill-after=10 $((limit * time_scale)) "$@" >"$file" 2>&1
   local rc=$?
   local verdict=ok
   [ $rc -eq 0 ] || verdict="FAILED (rc $rc$([ $rc -eq 124 ] && echo ', time limit'))"
   note "$name: $verdict in $(($(date +%s) - t0))s -> $(basename "$file")"
   return $rc
 }
+
+# nvcc may be installed without being on PATH.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
 
 # --- the machine
 {
