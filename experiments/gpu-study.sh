@@ -34,10 +34,27 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
 
-# Build for the GPU that is here only (one CUDA architecture compiles faster than two).
-if [ -z "${ORBITLAW_CMAKE_ARGS:-}" ] && command -v nvidia-smi >/dev/null 2>&1; then
-  cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')"
-  [ -n "$cap" ] && export ORBITLAW_CMAKE_ARGS="-DTORCH_CUDA_ARCH_LIST=$cap"
+# On the GPU machine (bare: CUDA, CMake, a compiler and a Python with torch; no registry), build like
+# scripts/gpu-check.sh does: the -dev packages come from the carried .deb files (.cache/gpu-debs, filled by
+# scripts/fetch-gpu-debs.sh) unpacked into a private prefix; CUDA kernels for this GPU's architecture only;
+# Ninja when present; LibTorch and the report's Python from python3 when there is no .venv.
+root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+if command -v nvidia-smi >/dev/null 2>&1 && [ -z "${ORBITLAW_BIN:-}" ]; then
+  if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
+  debs="${ORBITLAW_GPU_DEBS:-$root_dir/.cache/gpu-debs}"
+  ORBITLAW_PREFIX_CMAKE_ARGS=""
+  if [ ! -f /usr/include/hdf5/serial/H5Cpp.h ] && compgen -G "$debs/*.deb" >/dev/null; then
+    eval "$(bash "$root_dir/scripts/gpu-prefix.sh" "$debs" "${ORBITLAW_GPU_PREFIX:-/tmp/orbitlaw-prefix}")"
+  fi
+  if [ -z "${ORBITLAW_CMAKE_ARGS:-}" ]; then
+    cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')"
+    generator=""
+    command -v ninja >/dev/null && generator="-G Ninja"
+    export ORBITLAW_CMAKE_ARGS="$generator -DORBITLAW_CUDA=ON -DTORCH_CUDA_ARCH_LIST=${cap:-9.0} \
+-DORBITLAW_BUILD_TESTS=OFF -DORBITLAW_BUILD_BENCH=OFF ${ORBITLAW_PREFIX_CMAKE_ARGS:-}"
+  fi
+  export ORBITLAW_BUILD_DIR="${ORBITLAW_BUILD_DIR:-/tmp/orbitlaw-gpu-study-build}"
+  [ -x "$root_dir/.venv/bin/python" ] || export ORBITLAW_PYTHON="${ORBITLAW_PYTHON:-$(command -v python3)}"
 fi
 
 # Pack the results on every exit, so that whatever ran comes back.

@@ -20,11 +20,18 @@ import os
 import re
 import sys
 
-import matplotlib
+# The plotting stack is installed by scripts/setup.sh. On a machine without it (the bare GPU machine of
+# gpu-study) the report still arrives, with its tables, and lists every plot as missing with the reason.
+try:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    PLOTTING = None
+except ImportError as e:  # pragma: no cover - exercised only where matplotlib/numpy are absent
+    PLOTTING = f"cannot plot on this machine ({e})"
 
 NEWTON = "F = C·m1·m2/r², C = G = 4π² ≈ 39.478"
 G = 4 * math.pi**2
@@ -361,7 +368,7 @@ def section_training(rep, config):
             settings.append([label(config, kind), json.dumps(read_json(path), separators=(", ", ": "))])
     if settings:
         rep.table(["model", "train config (RUN/configs/train-<kind>.json)"], settings)
-    if curves:
+    if curves and can_plot(rep, "training curves"):
         fig, ax = plt.subplots(figsize=(7, 4))
         for kind, metrics in curves.items():
             xkey = "tokens" if all("tokens" in m for m in metrics) else "step"
@@ -414,6 +421,8 @@ def plot_trajectory_error(rep, config, evals):
                 series.setdefault(f"baseline: {name.replace('_', ' ')}", {})[h] = value
     rows = [[name] + [values.get(h) for h in horizons] for name, values in series.items()]
     rep.table(["trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
+    if not can_plot(rep, "trajectory error plot"):
+        return
     fig, ax = plt.subplots(figsize=(7, 4))
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
@@ -435,13 +444,16 @@ def plot_length_extrapolation(rep, config, evals):
         return
     factors = sorted({p["factor"] for points in have.values() for p in points})
     rows = []
+    for kind, points in have.items():
+        by_factor = {p["factor"]: p["loss"] for p in points}
+        rows.append([label(config, kind)] + [by_factor.get(f) for f in factors])
+    rep.table(["validation loss at context ×"] + [f"{fmt(f)}×" for f in factors], rows)
+    if not can_plot(rep, "length-extrapolation curves"):
+        return
     fig, ax = plt.subplots(figsize=(7, 4))
     for kind, points in have.items():
         points = sorted(points, key=lambda p: p["factor"])
         ax.plot([p["factor"] for p in points], [p["loss"] for p in points], "o-", label=label(config, kind))
-        by_factor = {p["factor"]: p["loss"] for p in points}
-        rows.append([label(config, kind)] + [by_factor.get(f) for f in factors])
-    rep.table(["validation loss at context ×"] + [f"{fmt(f)}×" for f in factors], rows)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("evaluation length / training context")
     ax.set_ylabel("validation loss (nats)")
@@ -455,6 +467,8 @@ def plot_attention(rep, config, evals):
     have = {k: e["attention"] for k, e in evals.items() if e.get("attention")}
     if not have:
         rep.lack("attention locality per head", "no eval.json has an 'attention' list")
+        return
+    if not can_plot(rep, "attention locality per head"):
         return
     fig, axes = plt.subplots(1, len(have), figsize=(4 * len(have), 3.5), squeeze=False)
     for ax, (kind, heads) in zip(axes[0], have.items()):
@@ -488,7 +502,13 @@ def section_probe(rep, config):
 
 
 def plot_force_scatter(rep, config, kind, path):
-    import h5py
+    if not can_plot(rep, f"force scatter of {kind}"):
+        return False
+    try:
+        import h5py
+    except ImportError as e:
+        rep.lack(f"force scatter of {kind}", f"cannot read HDF5 here ({e})")
+        return False
 
     with h5py.File(path, "r") as f:
         if "force_true" not in f or "predictions" not in f:
@@ -523,7 +543,12 @@ def plot_force_scatter(rep, config, kind, path):
 
 
 def plot_force_arrows(rep, config, kind, path):
-    import h5py
+    if PLOTTING:
+        return  # already listed by the force scatter of this model
+    try:
+        import h5py
+    except ImportError:
+        return
 
     with h5py.File(path, "r") as f:
         if "force_true_vec" not in f:
@@ -571,14 +596,18 @@ def plot_pareto(rep, config, kind):
     if not galaxies:
         rep.lack(f"Pareto fronts of {kind}", f"{rep.rel(path)} has no 'galaxies'")
         return
-    fig, ax = plt.subplots(figsize=(7, 4))
     rows = []
+    for g in galaxies:
+        best = g.get("best") or {}
+        rows.append([g.get("galaxy"), best.get("expression"), best.get("complexity"), best.get("loss"), g.get("newton")])
+    if not can_plot(rep, f"Pareto fronts of {kind}"):
+        rep.table(["galaxy", f"selected law ({label(config, kind)})", "complexity", "loss", "Newton"], rows)
+        return
+    fig, ax = plt.subplots(figsize=(7, 4))
     for g in galaxies:
         front = sorted(g.get("front") or [], key=lambda p: p["complexity"])
         if front:
             ax.plot([p["complexity"] for p in front], [p["loss"] for p in front], "o-", label=f"galaxy {g.get('galaxy')}")
-        best = g.get("best") or {}
-        rows.append([g.get("galaxy"), best.get("expression"), best.get("complexity"), best.get("loss"), g.get("newton")])
     ax.set_yscale("log")
     ax.set_xlabel("complexity")
     ax.set_ylabel("loss")
@@ -588,6 +617,13 @@ def plot_pareto(rep, config, kind):
                "loss", "Newton"], rows)
     save(rep, fig, f"pareto_{kind}.png",
          f"Symbolic-regression Pareto front of each galaxy, {label(config, kind)}" + (f" ({which})" if which else ""))
+
+
+def can_plot(rep, what):
+    if PLOTTING:
+        rep.lack(what, PLOTTING)
+        return False
+    return True
 
 
 def save(rep, fig, name, caption):

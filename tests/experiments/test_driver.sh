@@ -110,6 +110,14 @@ PY
     grep -q "missing: evaluation of lssar" "$run/report/report.md" || fail "missing eval not reported"
     grep -q "missing: Pareto fronts of lssar" "$run/report/report.md" || fail "missing SR front not reported"
     [ ! -e "$run/report/pareto_lssar.png" ] || fail "a Pareto plot was drawn without its input"
+    # Without matplotlib (gpu-study's bare machine) the report still arrives, its plots listed as missing.
+    mkdir -p "$tmp/nompl/matplotlib"
+    echo 'raise ImportError("no matplotlib here")' >"$tmp/nompl/matplotlib/__init__.py"
+    PYTHONPATH="$tmp/nompl" "$python" "$root/experiments/report.py" --run "$run" >/dev/null || fail "report without matplotlib"
+    grep -q "missing: training curves\*\* — cannot plot on this machine" "$run/report/report.md" ||
+      fail "plots not listed as missing without matplotlib"
+    ! compgen -G "$run/report/*.png" >/dev/null || fail "PNG files left from an earlier report"
+    grep -q "| softmax | " "$run/report/report.md" || fail "tables missing from the report without matplotlib"
     ;;
 
   budget)
