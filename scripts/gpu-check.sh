@@ -48,7 +48,7 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export 
 # --- the machine
 {
   echo "date: $(date -u)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
   nvcc --version 2>&1 | tail -2
   python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "device", torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none")' 2>&1
   cmake --version | head -1
@@ -56,7 +56,7 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export 
   echo "cores: $jobs"
   echo "git: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown) $(git -C "$root" status --porcelain 2>/dev/null | wc -l) changed files"
 } >"$out/machine.txt" 2>&1
-note "machine: $(head -3 "$out/machine.txt" | tail -1)"
+note "machine: $(sed -n 2p "$out/machine.txt")"
 
 # --- dependencies from the carried .deb files
 if ! eval "$(bash "$root/scripts/gpu-prefix.sh" "$debs" "$prefix")"; then
