@@ -1,16 +1,47 @@
-// orbitlaw compare: Compare the force laws recovered from several runs with Newton's.
+// orbitlaw compare: compare the force laws recovered from several probe runs with Newton's. Writes Markdown
+// and JSON: --out DIR (an existing folder or one ending in '/') gives DIR/compare.md and DIR/compare.json;
+// otherwise --out PREFIX gives PREFIX.md and PREFIX.json.
+#include <cstdio>
+#include <filesystem>
+
 #include "cli_common.hpp"
+#include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/probe/compare.hpp"
+#include "orbitlaw/provenance.hpp"
 
 namespace orbitlaw::cli {
 
 void add_compare_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("compare", "Compare the force laws recovered from several runs with Newton's");
+  auto* sub =
+      app.add_subcommand("compare", "Compare the force laws recovered from several runs with Newton's");
   auto& options = add_config_options(sub);
+  static std::vector<std::string> runs;
+  static std::string out;
+  sub->add_option("runs", runs, "probe run folders (each with predictions.h5 and sr.json)")->required();
+  sub->add_option("--out", out, "output folder or file prefix")->required();
   sub->callback([&options] {
     ConfigReader reader(options.load(), "compare config");
+    probe::CompareOptions compare;
+    compare.confidence = reader.get("confidence", compare.confidence);
+    compare.labels = reader.get("labels", compare.labels);
     reader.finish();
-    throw Error("'compare' is not implemented yet");
+    if (!(compare.confidence > 0 && compare.confidence < 1)) {
+      throw Error("compare config: 'confidence' must lie in (0, 1)");
+    }
+    const Json comparison = probe::compare_runs(runs, compare);
+    const bool is_dir = std::filesystem::is_directory(out) || (!out.empty() && out.back() == '/');
+    std::filesystem::path prefix =
+        is_dir ? std::filesystem::path(out) / "compare" : std::filesystem::path(out);
+    if (is_dir) std::filesystem::create_directories(out);
+    const std::string md_path = prefix.string() + ".md";
+    const std::string json_path = prefix.string() + ".json";
+    Json record = comparison;
+    record["provenance"] = provenance_record("compare", reader.resolved(), 0, library_versions());
+    write_text_atomic(json_path, record.dump(2) + "\n");
+    write_text_atomic(md_path,
+                      "# Recovered force laws against Newton\n\n" + probe::compare_markdown(comparison));
+    std::printf("%s\n%s\n", md_path.c_str(), json_path.c_str());
   });
 }
 

@@ -44,6 +44,13 @@ Eigen::MatrixXd state_matrix(const ForceRows& rows, const std::vector<std::strin
       blocks.push_back(masses);
     } else if (name == "r") {
       blocks.push_back(rows.r);
+    } else if (name == "log_r") {
+      blocks.push_back(rows.r.array().log().matrix());
+    } else if (name == "log_masses") {
+      Eigen::MatrixXd masses(rows.size(), 2);
+      masses.col(0) = rows.m1.array().log().matrix();
+      masses.col(1) = rows.m2.array().log().matrix();
+      blocks.push_back(masses);
     } else {
       std::string known;
       for (const auto& k : knn_state_names()) known += (known.empty() ? "" : ", ") + k;

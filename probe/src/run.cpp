@@ -1,9 +1,11 @@
 // `orbitlaw probe` end to end. Includes LibTorch (through model_probes.hpp): no fmt or spdlog here.
 #include "orbitlaw/probe/run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
@@ -135,7 +137,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     ConfigReader s = reader.section("sr");
     sr_probes = s.get("probes", probes);
     for (const auto& p : sr_probes) {
-      if (!contains(probes, p)) throw Error("probe config: sr.probes names '" + p + "', which is not among 'probes'");
+      if (!contains(probes, p))
+        throw Error("probe config: sr.probes names '" + p + "', which is not among 'probes'");
     }
     protocols = s.get("protocols", std::vector<std::string>{"published", "extended"});
     LawSearchOptions shared;
@@ -183,13 +186,14 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   // The model first: its tokenizer decides which rows are visible.
   model::LoadedModel loaded;
   if (use_model) {
-    if (!std::filesystem::exists(paths.checkpoint)) throw Error("checkpoint " + paths.checkpoint + " does not exist");
+    if (!std::filesystem::exists(paths.checkpoint))
+      throw Error("checkpoint " + paths.checkpoint + " does not exist");
     torch::set_num_threads(threads);
     loaded = model::load_model(paths.checkpoint);
     split.observed_rows = loaded.tokenizer.rows - 1;
     if (label.empty()) label = model_label(loaded.config);
-    log("loaded " + paths.checkpoint + " (" + label + ", " + std::to_string(loaded.module->parameter_count()) +
-        " parameters)");
+    log("loaded " + paths.checkpoint + " (" + label + ", " +
+        std::to_string(loaded.module->parameter_count()) + " parameters)");
   }
   if (label.empty()) label = "oracle";
   reader.finish();
@@ -221,7 +225,9 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       details[probe] = Json{{"law", "G*m1*m2/r^2"}, {"G", kGravitationalConstant}};
     } else if (probe == "knn") {
       predictions.probes.emplace_back(probe, oracle.predict(dataset.test));
-      details[probe] = Json{{"k", knn.k}, {"state", knn.state}, {"fitted_on", "train rows"},
+      details[probe] = Json{{"k", knn.k},
+                            {"state", knn.state},
+                            {"fitted_on", "train rows"},
                             {"standardised", "by the train rows' mean and standard deviation"}};
     }
   }
@@ -239,12 +245,13 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       details["linear"] = result.json();
       details["linear"]["options"] = linear.to_json();
       log("linear probes: layer " + std::to_string(result.selected_layer) + " selected (validation R^2 " +
-          format("%.4f", result.validation_r2[result.selected_layer]) + "), " + format("%.1f s", result.seconds));
+          format("%.4f", result.validation_r2[result.selected_layer]) + "), " +
+          format("%.1f s", result.seconds));
       predictions.probes.emplace_back("linear", result.test_prediction);
     }
     if (contains(probes, "finetune")) {
-      log("fine-tuning: " + std::to_string(finetune.steps) + " steps of " + std::to_string(finetune.batch_size) +
-          " systems");
+      log("fine-tuning: " + std::to_string(finetune.steps) + " steps of " +
+          std::to_string(finetune.batch_size) + " systems");
       const FineTuneResult result =
           fine_tune(loaded, encoded, dataset.train, dataset.validation, test_inputs, finetune);
       details["finetune"] = result.json();
@@ -277,7 +284,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   for (const auto& [name, values] : predictions.probes) {
     accuracy[name] = Json{{"r2", r_squared(dataset.test.force, values)},
                           {"relative_error", relative_error(dataset.test.force, values).json()}};
-    log(name + ": test R^2 " + format("%.4f", accuracy[name]["r2"].get<double>()) + ", median relative error " +
+    log(name + ": test R^2 " + format("%.4f", accuracy[name]["r2"].get<double>()) +
+        ", median relative error " +
         format("%.3g", accuracy[name]["relative_error"]["median"].get<double>()));
   }
 
@@ -288,9 +296,9 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       const auto& s = searches.back();
       int newton = 0;
       for (const auto& g : s.galaxies) newton += g.newton.equivalent;
-      log("law search " + probe + " / " + options.protocol + ": Newton in " + std::to_string(newton) + " of " +
-          std::to_string(s.galaxies.size()) + " galaxies (" + format("%.1f s", s.seconds) + "); galaxy 0: " +
-          (s.galaxies.empty() ? std::string("-") : s.galaxies.front().law));
+      log("law search " + probe + " / " + options.protocol + ": Newton in " + std::to_string(newton) +
+          " of " + std::to_string(s.galaxies.size()) + " galaxies (" + format("%.1f s", s.seconds) +
+          "); galaxy 0: " + (s.galaxies.empty() ? std::string("-") : s.galaxies.front().law));
     }
   }
   out.sr_path = (dir / "sr.json").string();

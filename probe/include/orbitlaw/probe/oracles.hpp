@@ -20,6 +20,7 @@ Eigen::VectorXd newton_force(const ForceRows& rows);
 //   "position", "velocity", "star_position", "star_velocity"  barycentric (dim columns each)
 //   "masses"             m1 (planet), m2 (star)
 //   "r"                  separation
+//   "log_r", "log_masses" ln r; ln m1, ln m2 (a scale-free metric: neighbours at equal relative distance)
 // Default: relative position, relative velocity and masses, i.e. the full two-body state in the star's frame.
 std::vector<std::string> default_knn_state();
 std::vector<std::string> knn_state_names();

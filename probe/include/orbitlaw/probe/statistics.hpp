@@ -33,8 +33,9 @@ struct PowerLawFit {
   double a() const { return estimate[1]; }
   double b() const { return estimate[2]; }
   double e() const { return estimate[3]; }
-  // Whether the interval of coefficient i (0..3) contains `value`.
-  bool covers(int i, double value) const { return ci_low[i] <= value && value <= ci_high[i]; }
+  // Whether the interval of coefficient i (0..3) contains `value`, up to a rounding allowance of 1e-9 (an
+  // exact power law has zero-width intervals whose estimates differ from the exponent in the last digits).
+  bool covers(int i, double value) const { return ci_low[i] - 1e-9 <= value && value <= ci_high[i] + 1e-9; }
   // True when the intervals of a, b and e cover 1, 1 and -2.
   bool consistent_with_newton() const { return covers(1, 1.0) && covers(2, 1.0) && covers(3, -2.0); }
   Json json() const;
