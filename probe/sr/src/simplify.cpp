@@ -280,6 +280,8 @@ Expr product(const std::vector<Expr>& parts) {
 // coef * numerator / denominator, with |coef| printed only when it is not 1.
 Expr term_expr(const Term& t, bool absolute) {
   double coef = absolute ? std::abs(t.coef) : t.coef;
+  // A coefficient one rounding step away from +-1 (e.g. from (2x + 2y)/2) prints as +-1, not as "1*x".
+  if (std::abs(std::abs(coef) - 1) <= 1e-12) coef = coef > 0 ? 1 : -1;
   std::vector<Expr> numerator, denominator;
   for (const auto& f : t.factors) {
     if (f.exponent > 0) {
