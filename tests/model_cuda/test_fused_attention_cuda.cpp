@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "attention_test_support.hpp"
 #include "orbitlaw/fused_attention.hpp"
@@ -31,57 +33,58 @@ struct Case {
   int64_t head_dim;
 };
 
-class CudaVsFloat64 : public ::testing::TestWithParam<Case> {};
+const std::vector<Case> kCases = {{true, 1, 64},    {true, 5, 64},     {false, 63, 64}, {true, 64, 64},
+                                  {true, 65, 64},   {false, 257, 32},  {true, 257, 32}, {true, 1000, 64},
+                                  {true, 100, 128}, {false, 100, 128}, {true, 130, 16}};
 
-TEST_P(CudaVsFloat64, Float32) {
-  if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
-  const Case c = GetParam();
-  const auto in = random_inputs(2, 3, c.length, c.head_dim, 100 + static_cast<uint64_t>(c.length));
-  const auto ref = reference(in, c.reweight, 15);
-  const Errors err = compare(run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCUDA), ref);
-  std::cout << "  cuda float32 L=" << c.length << " d=" << c.head_dim << (c.reweight ? " LSSAR" : " LSSA")
-            << ": rel err out " << err.out << " dq " << err.dq << " dk " << err.dk << " dv " << err.dv
-            << "\n";
-  EXPECT_LT(err.out, 1e-3);
-  EXPECT_LT(err.dq, 1e-3);
-  EXPECT_LT(err.dk, 1e-3);
-  EXPECT_LT(err.dv, 1e-3);
+std::string describe(const Case& c) {
+  return "L=" + std::to_string(c.length) + " d=" + std::to_string(c.head_dim) +
+         (c.reweight ? " LSSAR" : " LSSA");
 }
 
-TEST_P(CudaVsFloat64, BFloat16) {
+TEST(CudaVsFloat64, Float32) {
   if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
-  const Case c = GetParam();
-  auto in = random_inputs(2, 3, c.length, c.head_dim, 200 + static_cast<uint64_t>(c.length));
-  for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
-    *t = t->to(torch::kBFloat16).to(torch::kFloat64);
-  const auto ref = reference(in, c.reweight, 15);
-  const Errors err = compare(run_with_grads(fused(c.reweight, 15), in, torch::kBFloat16, torch::kCUDA), ref);
-  std::cout << "  cuda bfloat16 L=" << c.length << " d=" << c.head_dim << (c.reweight ? " LSSAR" : " LSSA")
-            << ": rel err out " << err.out << " dq " << err.dq << " dk " << err.dk << " dv " << err.dv
-            << "\n";
-  EXPECT_LT(err.worst(), 1e-2);
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(describe(c));
+    const auto in = random_inputs(2, 3, c.length, c.head_dim, 100 + static_cast<uint64_t>(c.length));
+    const auto ref = reference(in, c.reweight, 15);
+    const Errors err = compare(run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCUDA), ref);
+    std::cout << "  cuda float32 " << describe(c) << ": rel err out " << err.out << " dq " << err.dq << " dk "
+              << err.dk << " dv " << err.dv << "\n";
+    EXPECT_LT(err.out, 1e-3);
+    EXPECT_LT(err.dq, 1e-3);
+    EXPECT_LT(err.dk, 1e-3);
+    EXPECT_LT(err.dv, 1e-3);
+  }
+}
+
+TEST(CudaVsFloat64, BFloat16) {
+  if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(describe(c));
+    auto in = random_inputs(2, 3, c.length, c.head_dim, 200 + static_cast<uint64_t>(c.length));
+    for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
+      *t = t->to(torch::kBFloat16).to(torch::kFloat64);
+    const auto ref = reference(in, c.reweight, 15);
+    const Errors err =
+        compare(run_with_grads(fused(c.reweight, 15), in, torch::kBFloat16, torch::kCUDA), ref);
+    std::cout << "  cuda bfloat16 " << describe(c) << ": rel err out " << err.out << " dq " << err.dq
+              << " dk " << err.dk << " dv " << err.dv << "\n";
+    EXPECT_LT(err.worst(), 1e-2);
+  }
 }
 
 // The GPU runs the same tile drivers as the CPU emulation: both agree to float32 rounding.
-TEST_P(CudaVsFloat64, AgreesWithCpuEmulation) {
+TEST(CudaVsFloat64, AgreesWithCpuEmulation) {
   if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
-  const Case c = GetParam();
-  const auto in = random_inputs(1, 2, c.length, c.head_dim, 300 + static_cast<uint64_t>(c.length));
-  const auto cpu = run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCPU);
-  const auto gpu = run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCUDA);
-  EXPECT_LT(compare(gpu, cpu).worst(), 1e-4);
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(describe(c));
+    const auto in = random_inputs(1, 2, c.length, c.head_dim, 300 + static_cast<uint64_t>(c.length));
+    const auto cpu = run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCPU);
+    const auto gpu = run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCUDA);
+    EXPECT_LT(compare(gpu, cpu).worst(), 1e-4);
+  }
 }
-
-INSTANTIATE_TEST_SUITE_P(Lengths, CudaVsFloat64,
-                         ::testing::Values(Case{true, 1, 64}, Case{true, 5, 64}, Case{false, 63, 64},
-                                           Case{true, 64, 64}, Case{true, 65, 64}, Case{false, 257, 32},
-                                           Case{true, 257, 32}, Case{true, 1000, 64}, Case{true, 100, 128},
-                                           Case{false, 100, 128}, Case{true, 130, 16}),
-                         [](const ::testing::TestParamInfo<Case>& case_info) {
-                           const Case& c = case_info.param;
-                           return std::string(c.reweight ? "lssar" : "lssa") + "_L" +
-                                  std::to_string(c.length) + "_d" + std::to_string(c.head_dim);
-                         });
 
 // A long sequence at the model's head size: finite, and still within the fp32 bound of the reference.
 TEST(FusedAttentionCuda, LongSequenceLssar) {

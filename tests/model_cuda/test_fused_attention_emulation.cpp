@@ -4,7 +4,8 @@
 
 #include <cmath>
 #include <iostream>
-#include <tuple>
+#include <string>
+#include <vector>
 
 #include "attention_test_support.hpp"
 #include "orbitlaw/error.hpp"
@@ -33,49 +34,48 @@ struct Case {
   int64_t head_dim;
 };
 
-class EmulationVsFloat64 : public ::testing::TestWithParam<Case> {};
+// Lengths around the tile sizes (64 keys for d <= 64, 32 for d = 128) and the first rows (O_i = 0 up to row
+// 3). One test per dtype looping over the cases: each CTest process pays LibTorch's start-up once.
+const std::vector<Case> kCases = {{false, 1, 1, 16},   {true, 15, 1, 16},   {true, 15, 4, 16},
+                                  {false, 1, 5, 32},   {true, 15, 63, 64},  {true, 15, 64, 64},
+                                  {true, 15, 65, 64},  {false, 1, 130, 64}, {true, 3, 130, 64},
+                                  {true, 15, 200, 16}, {true, 15, 33, 128}, {false, 1, 70, 128}};
+
+std::string describe(const Case& c) {
+  return "L=" + std::to_string(c.length) + " d=" + std::to_string(c.head_dim) +
+         (c.reweight ? " LSSAR p=" + std::to_string(static_cast<int>(c.p)) : std::string(" LSSA"));
+}
 
 // float32 arithmetic in the tiles against float64 formulas: forward and all three gradients.
-TEST_P(EmulationVsFloat64, Float32MatchesReference) {
-  const Case c = GetParam();
-  const auto in = random_inputs(2, 2, c.length, c.head_dim, 1000 + static_cast<uint64_t>(c.length));
-  const auto ref = reference(in, c.reweight, c.p);
-  const Errors err = compare(run_with_grads(fused(c.reweight, c.p), in, torch::kFloat32, torch::kCPU), ref);
-  std::cout << "  float32 L=" << c.length << " d=" << c.head_dim << (c.reweight ? " LSSAR p=" : " LSSA p=")
-            << c.p << ": rel err out " << err.out << " dq " << err.dq << " dk " << err.dk << " dv " << err.dv
-            << "\n";
-  EXPECT_LT(err.out, 1e-4);
-  EXPECT_LT(err.dq, 1e-4);
-  EXPECT_LT(err.dk, 1e-4);
-  EXPECT_LT(err.dv, 1e-4);
+TEST(EmulationVsFloat64, Float32MatchesReference) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(describe(c));
+    const auto in = random_inputs(2, 2, c.length, c.head_dim, 1000 + static_cast<uint64_t>(c.length));
+    const auto ref = reference(in, c.reweight, c.p);
+    const Errors err = compare(run_with_grads(fused(c.reweight, c.p), in, torch::kFloat32, torch::kCPU), ref);
+    std::cout << "  float32 " << describe(c) << ": rel err out " << err.out << " dq " << err.dq << " dk "
+              << err.dk << " dv " << err.dv << "\n";
+    EXPECT_LT(err.out, 1e-4);
+    EXPECT_LT(err.dq, 1e-4);
+    EXPECT_LT(err.dk, 1e-4);
+    EXPECT_LT(err.dv, 1e-4);
+  }
 }
 
 // bfloat16 inputs and outputs (float32 inside): the reference sees the same bf16-rounded inputs.
-TEST_P(EmulationVsFloat64, BFloat16MatchesReference) {
-  const Case c = GetParam();
-  auto in = random_inputs(1, 2, c.length, c.head_dim, 2000 + static_cast<uint64_t>(c.length));
-  for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
-    *t = t->to(torch::kBFloat16).to(torch::kFloat64);
-  const auto ref = reference(in, c.reweight, c.p);
-  const Errors err = compare(run_with_grads(fused(c.reweight, c.p), in, torch::kBFloat16, torch::kCPU), ref);
-  std::cout << "  bfloat16 L=" << c.length << " d=" << c.head_dim << (c.reweight ? " LSSAR" : " LSSA")
-            << ": worst rel err " << err.worst() << "\n";
-  EXPECT_LT(err.worst(), 1e-2);
+TEST(EmulationVsFloat64, BFloat16MatchesReference) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(describe(c));
+    auto in = random_inputs(1, 2, c.length, c.head_dim, 2000 + static_cast<uint64_t>(c.length));
+    for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
+      *t = t->to(torch::kBFloat16).to(torch::kFloat64);
+    const auto ref = reference(in, c.reweight, c.p);
+    const Errors err =
+        compare(run_with_grads(fused(c.reweight, c.p), in, torch::kBFloat16, torch::kCPU), ref);
+    std::cout << "  bfloat16 " << describe(c) << ": worst rel err " << err.worst() << "\n";
+    EXPECT_LT(err.worst(), 1e-2);
+  }
 }
-
-// Lengths around the tile sizes (64 keys for d <= 64, 32 for d = 128) and the first rows (O_i = 0 up to row
-// 3).
-INSTANTIATE_TEST_SUITE_P(
-    Lengths, EmulationVsFloat64,
-    ::testing::Values(Case{false, 1, 1, 16}, Case{true, 15, 1, 16}, Case{true, 15, 4, 16},
-                      Case{false, 1, 5, 32}, Case{true, 15, 63, 64}, Case{true, 15, 64, 64},
-                      Case{true, 15, 65, 64}, Case{false, 1, 130, 64}, Case{true, 3, 130, 64},
-                      Case{true, 15, 200, 16}, Case{true, 15, 33, 128}, Case{false, 1, 70, 128}),
-    [](const ::testing::TestParamInfo<Case>& case_info) {
-      const Case& c = case_info.param;
-      return std::string(c.reweight ? "lssar_p" + std::to_string(static_cast<int>(c.p)) : "lssa") + "_L" +
-             std::to_string(c.length) + "_d" + std::to_string(c.head_dim);
-    });
 
 // Row 1 has scale ln(1) = 0 and one key: it returns its own value exactly (up to rounding), for LSSA and
 // LSSAR.
