@@ -1,17 +1,55 @@
 // orbitlaw eval: Evaluate a trained model: loss, rollouts, length extrapolation, attention.
+// (Includes LibTorch through the model headers: no fmt or spdlog in this file.)
+#include <cstdio>
+#include <filesystem>
+
 #include "cli_common.hpp"
+#include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/model/eval.hpp"
+#include "orbitlaw/provenance.hpp"
 
 namespace orbitlaw::cli {
 
+namespace {
+
+struct EvalFlags {
+  std::string checkpoint, data, out;
+};
+
+void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
+  ConfigReader reader(options.load(), "eval config");
+  const auto config = model::EvalConfig::from_config(reader);
+  if (flags.checkpoint.empty() || flags.data.empty() || flags.out.empty())
+    throw Error("eval needs --checkpoint FILE, --data FILE and --out FILE.json");
+  auto loaded = model::load_model(flags.checkpoint);
+  Json result = model::evaluate(loaded, flags.checkpoint, flags.data, config);
+  result["provenance"] = provenance_record("eval", reader.resolved(), 0, library_versions());
+  auto dir = std::filesystem::path(flags.out).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir);
+  write_text_atomic(flags.out, result.dump(2) + "\n");
+  write_provenance(dir.empty() ? "." : dir.string(), "eval", reader.resolved(), 0, library_versions());
+  std::printf("loss %.4f (unigram %.4f), accuracy %.4f", result["loss"].get<double>(),
+              result["next_token"]["unigram_loss"].get<double>(), result["accuracy"].get<double>());
+  if (result["trajectory_error"].contains("1") && result["trajectory_error"]["1"]["model"].is_number())
+    std::printf("; 1-step error %.4f AU (previous position %.4f AU)",
+                result["trajectory_error"]["1"]["model"].get<double>(),
+                result["trajectory_error"]["1"]["previous_position"].get<double>());
+  std::printf("; wrote %s\n", flags.out.c_str());
+}
+
+}  // namespace
+
 void add_eval_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("eval", "Evaluate a trained model: loss, rollouts, length extrapolation, attention");
+  auto* sub =
+      app.add_subcommand("eval", "Evaluate a trained model: loss, rollouts, length extrapolation, attention");
   auto& options = add_config_options(sub);
-  sub->callback([&options] {
-    ConfigReader reader(options.load(), "eval config");
-    reader.finish();
-    throw Error("'eval' is not implemented yet");
-  });
+  static EvalFlags flags;
+  sub->add_option("--checkpoint", flags.checkpoint, "checkpoint.pt written by orbitlaw train");
+  sub->add_option("--data", flags.data, "HDF5 trajectory dataset to evaluate on");
+  sub->add_option("--out", flags.out,
+                  "result JSON (shape documented in model/include/orbitlaw/model/eval.hpp)");
+  sub->callback([&options] { run_eval(options, flags); });
 }
 
 }  // namespace orbitlaw::cli

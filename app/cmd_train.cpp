@@ -1,17 +1,63 @@
 // orbitlaw train: Train a transformer on a trajectory dataset.
+// (Includes LibTorch through the model headers: no fmt or spdlog in this file.)
+#include <cstdio>
+
 #include "cli_common.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/model/data.hpp"
+#include "orbitlaw/model/train.hpp"
 
 namespace orbitlaw::cli {
+
+namespace {
+
+struct TrainFlags {
+  std::string data, val, out, preset, pretokenize;
+  bool resume = false;
+  double max_minutes = 0;
+};
+
+void run_train(const ConfigOptions& options, const TrainFlags& flags) {
+  model::TrainRequest request;
+  Json config = options.load();
+  if (flags.max_minutes > 0) config["train"]["max_minutes"] = flags.max_minutes;
+  model::resolve_train_config(config, flags.preset, request);
+  if (flags.data.empty())
+    throw Error("train needs --data FILE (an HDF5 trajectory dataset or a pre-tokenized file)");
+  if (!flags.pretokenize.empty()) {
+    // Tokenize once, write the uint16 form for large runs, and stop.
+    auto store = model::TokenStore::from_dataset(flags.data, request.tokenizer);
+    store.save(flags.pretokenize);
+    std::printf("wrote %lld sequences of %d rows to %s\n", static_cast<long long>(store.size()), store.rows(),
+                flags.pretokenize.c_str());
+    return;
+  }
+  if (flags.out.empty()) throw Error("train needs --out DIR");
+  request.data = flags.data;
+  request.val = flags.val;
+  request.out = flags.out;
+  request.resume = flags.resume;
+  auto result = model::train(request);
+  std::printf("trained %d steps: train loss %.4f, val loss %.4f%s; checkpoint %s\n", result.steps,
+              result.final_train_loss, result.final_val_loss,
+              result.stopped_by_time_limit ? " (stopped at the time limit)" : "", result.checkpoint.c_str());
+}
+
+}  // namespace
 
 void add_train_command(CLI::App& app) {
   auto* sub = app.add_subcommand("train", "Train a transformer on a trajectory dataset");
   auto& options = add_config_options(sub);
-  sub->callback([&options] {
-    ConfigReader reader(options.load(), "train config");
-    reader.finish();
-    throw Error("'train' is not implemented yet");
-  });
+  static TrainFlags flags;
+  sub->add_option("--data", flags.data, "training data: HDF5 trajectory dataset or pre-tokenized file");
+  sub->add_option("--val", flags.val, "validation data (default: hold out train.val_fraction of --data)");
+  sub->add_option("--out", flags.out, "run directory (checkpoint.pt, metrics.jsonl, train.provenance.json)");
+  sub->add_option("--preset", flags.preset,
+                  "model preset: tiny, small or paper-109m (default: config, else tiny)");
+  sub->add_flag("--resume", flags.resume, "continue the run in --out from its checkpoint");
+  sub->add_option("--max-minutes", flags.max_minutes, "stop cleanly with a checkpoint after this wall time");
+  sub->add_option("--pretokenize", flags.pretokenize, "write --data as a pre-tokenized uint16 file and exit");
+  sub->callback([&options] { run_train(options, flags); });
 }
 
 }  // namespace orbitlaw::cli
