@@ -1,0 +1,122 @@
+// orbitlaw train and orbitlaw eval as a user runs them: outputs, resume, the pre-tokenized form, the eval
+// JSON shape, and one-line errors.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../cli/cli_runner.hpp"
+#include "dataset_fixture.hpp"
+
+namespace orbitlaw::model {
+namespace {
+
+namespace fs = std::filesystem;
+using orbitlaw::test::run_orbitlaw;
+
+class ModelCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = fs::temp_directory_path() / ("orbitlaw_model_cli_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  static void TearDownTestSuite() { fs::remove_all(dir_); }
+  static std::string path(const std::string& name) { return (dir_ / name).string(); }
+  static std::string small_run() {
+    return " --preset tiny --set model.n_layer=1 --set model.n_embd=32 --set model.block_size=32"
+           " --set train.max_steps=12 --set train.batch_size=4 --set train.eval_interval=6"
+           " --set train.eval_batches=2 --set train.threads=1 --set train.device=cpu";
+  }
+  static inline fs::path dir_;
+};
+
+Json read_json(const std::string& file) {
+  std::ifstream in(file);
+  return Json::parse(in);
+}
+
+TEST_F(ModelCli, TrainThenEvalWritesTheDocumentedOutputs) {
+  const auto& data = testing::two_body_dataset();
+  auto trained = run_orbitlaw("train --data " + data + " --out " + path("run") + small_run());
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  for (const char* file : {"checkpoint.pt", "metrics.jsonl", "train.provenance.json"})
+    EXPECT_TRUE(fs::exists(path("run") + "/" + file)) << file;
+  auto provenance = read_json(path("run/train.provenance.json"));
+  EXPECT_EQ(provenance.dump().find("\"block_size\":32") != std::string::npos, true) << provenance.dump();
+
+  // Resume with a larger step budget continues from step 12.
+  auto resumed = run_orbitlaw("train --resume --data " + data + " --out " + path("run") + small_run() +
+                              " --set train.max_steps=15");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("trained 15 steps"), std::string::npos) << resumed.output;
+
+  auto evaluated = run_orbitlaw("eval --checkpoint " + path("run/checkpoint.pt") + " --data " + data +
+                                " --out " + path("run/eval.json") +
+                                " --set sequences=6 --set length_factors=[1] --set rollout_steps=[1,5,20]");
+  ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
+  auto eval = read_json(path("run/eval.json"));
+  EXPECT_EQ(eval.at("format"), "orbitlaw-eval");
+  EXPECT_TRUE(eval.at("loss").is_number());
+  EXPECT_TRUE(eval.at("accuracy").is_number());
+  EXPECT_GT(eval.at("next_token").at("unigram_loss").get<double>(), 0);
+  for (const char* k : {"1", "5", "20"}) {
+    const auto& t = eval.at("trajectory_error").at(k);
+    for (const char* key :
+         {"model", "previous_position", "per_orbit_mean", "constant_velocity", "token_oracle"})
+      EXPECT_TRUE(t.at(key).is_number()) << k << " " << key;
+    EXPECT_GT(t.at("rollouts").get<int>(), 0);
+  }
+  // Bins are 0.2 AU wide (tiny preset): the bin-centre floor is at most half a bin diagonal.
+  EXPECT_LT(eval["trajectory_error"]["1"]["token_oracle"].get<double>(), 0.1 * std::sqrt(2.0));
+  ASSERT_EQ(eval.at("length_extrapolation").size(), 1u);
+  EXPECT_EQ(eval["length_extrapolation"][0]["factor"], 1);
+  ASSERT_EQ(eval.at("attention").size(), 2u);  // 1 layer x 2 heads
+  for (const auto& head : eval["attention"]) {
+    EXPECT_GE(head.at("entropy").get<double>(), 0);
+    EXPECT_GE(head.at("mean_distance").get<double>(), 0);
+  }
+  EXPECT_TRUE(fs::exists(path("run/eval.provenance.json")));
+}
+
+TEST_F(ModelCli, PretokenizedDataTrainsLikeTheDataset) {
+  const auto& data = testing::two_body_dataset();
+  auto made = run_orbitlaw("train --data " + data + " --pretokenize " + path("train.tok") + small_run());
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  auto a = run_orbitlaw("train --data " + data + " --out " + path("from_h5") + small_run());
+  auto b = run_orbitlaw("train --data " + path("train.tok") + " --out " + path("from_tok") + small_run());
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  std::ifstream ma(path("from_h5/metrics.jsonl")), mb(path("from_tok/metrics.jsonl"));
+  std::string la, lb;
+  int compared = 0;
+  while (std::getline(ma, la) && std::getline(mb, lb)) {
+    EXPECT_EQ(Json::parse(la).at("train_loss"), Json::parse(lb).at("train_loss"));
+    ++compared;
+  }
+  EXPECT_EQ(compared, 12);
+}
+
+TEST_F(ModelCli, BadInputGivesOneLineErrors) {
+  const auto& data = testing::two_body_dataset();
+  auto typo = run_orbitlaw("train --data " + data + " --out " + path("typo") + " --set model.n_layers=2");
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_NE(typo.output.find("unknown key 'n_layers'"), std::string::npos) << typo.output;
+  EXPECT_EQ(typo.lines(), 1) << typo.output;
+
+  std::ofstream(path("corrupt.pt")) << "not a checkpoint";
+  auto corrupt = run_orbitlaw("eval --checkpoint " + path("corrupt.pt") + " --data " + data + " --out " +
+                              path("corrupt.json"));
+  EXPECT_EQ(corrupt.exit_code, 1);
+  EXPECT_NE(corrupt.output.find("corrupt"), std::string::npos) << corrupt.output;
+  EXPECT_EQ(corrupt.lines(), 1) << corrupt.output;
+  EXPECT_FALSE(fs::exists(path("corrupt.json")));
+
+  auto missing = run_orbitlaw("train --data " + path("nope.h5") + " --out " + path("nope") + small_run());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(missing.lines(), 1) << missing.output;
+}
+
+}  // namespace
+}  // namespace orbitlaw::model

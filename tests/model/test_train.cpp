@@ -1,0 +1,212 @@
+// Training: the learning-rate schedule, config resolution, the token store and its deterministic sampling,
+// and exact resume (an interrupted and resumed run reproduces an uninterrupted one's losses bit for bit).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "dataset_fixture.hpp"
+#include "orbitlaw/model/checkpoint.hpp"
+#include "orbitlaw/model/data.hpp"
+#include "orbitlaw/model/train.hpp"
+
+namespace orbitlaw::model {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("orbitlaw_train_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+TEST(LearningRate, WarmupThenCosineToTheFloor) {
+  TrainConfig c;
+  c.lr = 1e-3;
+  c.min_lr = 1e-4;
+  c.warmup_steps = 10;
+  c.max_steps = 110;
+  EXPECT_DOUBLE_EQ(learning_rate(c, 0), 1e-4);       // (0 + 1) / 10 of the peak
+  EXPECT_DOUBLE_EQ(learning_rate(c, 9), 1e-3);       // end of warm-up
+  EXPECT_DOUBLE_EQ(learning_rate(c, 10), 1e-3);      // cosine starts at the peak
+  EXPECT_NEAR(learning_rate(c, 60), 5.5e-4, 1e-15);  // half way: the mean of peak and floor
+  EXPECT_DOUBLE_EQ(learning_rate(c, 110), 1e-4);
+}
+
+TEST(TrainConfigResolution, PresetSectionsAndErrors) {
+  TrainRequest r;
+  resolve_train_config(Json{{"seed", 5}, {"tokenizer", {{"bins", 100}}}, {"model", {{"attention", "lssar"}}}},
+                       "small", r);
+  EXPECT_EQ(r.model.n_layer, 4);
+  EXPECT_EQ(r.model.vocab, 103);  // follows the tokenizer
+  EXPECT_EQ(r.tokenizer.rows, 257);
+  EXPECT_EQ(r.train.seed, 5u);
+  EXPECT_EQ(r.model.attention.kind, AttentionKind::kLssar);
+  EXPECT_EQ(r.resolved_config.at("preset"), "small");
+  EXPECT_EQ(r.resolved_config.at("train").at("seed"), 5);
+  EXPECT_THROW(resolve_train_config(Json{{"model", {{"n_layers", 3}}}}, "", r), Error);  // typo
+  EXPECT_THROW(resolve_train_config(Json{{"model", {{"vocab", 50}}}}, "tiny", r), Error);
+  EXPECT_THROW(resolve_train_config(Json{{"model", {{"attention", "flash"}}}}, "tiny", r), Error);
+  EXPECT_THROW(resolve_train_config(Json::object(), "medium", r), Error);
+}
+
+TEST(TokenStore, PretokenizedFileMatchesTokenizingTheDataset) {
+  auto dir = temp_dir("store");
+  TokenizerConfig tok;
+  tok.bins = 500;
+  tok.rows = 129;
+  auto store = TokenStore::from_dataset(testing::two_body_dataset(), tok);
+  ASSERT_EQ(store.size(), 200);
+  EXPECT_EQ(store.length(0), 129);
+  const auto path = (dir / "train.tok").string();
+  store.save(path);
+  EXPECT_TRUE(TokenStore::is_token_file(path));
+  auto mapped = TokenStore::open_any(path, tok);
+  ASSERT_EQ(mapped.size(), 200);
+  for (std::int64_t i = 0; i < 200; ++i)
+    EXPECT_TRUE(torch::equal(store.sequence(i, 129), mapped.sequence(i, 129)));
+  // A sequence padded past its end.
+  auto padded = store.sequence(3, 140);
+  EXPECT_EQ(padded[139][0].item<std::int64_t>(), tok.pad_token());
+  // The cadence row of a two-body system is one of the two cadence tokens.
+  const auto cadence = store.sequence(0, 1)[0][0].item<std::int64_t>();
+  EXPECT_TRUE(cadence == tok.week_token() || cadence == tok.half_year_token());
+
+  auto other = tok;
+  other.bins = 400;
+  EXPECT_THROW(TokenStore::open_any(path, other), Error);
+  fs::resize_file(path, fs::file_size(path) - 10);
+  EXPECT_THROW(TokenStore::open(path), Error);
+  fs::remove_all(dir);
+}
+
+TEST(TokenStore, BatchesDependOnSeedAndIndexOnlyAndThePrefetcherKeepsOrder) {
+  TokenizerConfig tok;
+  tok.bins = 500;
+  tok.rows = 129;
+  auto store = TokenStore::from_dataset(testing::two_body_dataset(), tok);
+  auto a = sample_batch(store, 3, 17, 4, 33);
+  EXPECT_EQ(a.sizes(), (std::vector<std::int64_t>{4, 33, 2}));
+  EXPECT_TRUE(torch::equal(a, sample_batch(store, 3, 17, 4, 33)));
+  EXPECT_FALSE(torch::equal(a, sample_batch(store, 3, 18, 4, 33)));
+  Prefetcher prefetch(store, 3, 15, 4, 33, 2);
+  for (std::uint64_t i = 15; i < 20; ++i)
+    EXPECT_TRUE(torch::equal(prefetch.next(), sample_batch(store, 3, i, 4, 33)));
+  EXPECT_EQ(prefetch.next_index(), 20u);
+}
+
+std::vector<Json> read_metrics(const fs::path& dir) {
+  std::vector<Json> lines;
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(Json::parse(line));
+  return lines;
+}
+
+TrainRequest tiny_request(const fs::path& out) {
+  TrainRequest r;
+  resolve_train_config(Json{{"tokenizer", {{"bins", 100}}},
+                            {"model", {{"n_layer", 1}, {"n_embd", 32}, {"block_size", 32}}},
+                            {"train",
+                             {{"batch_size", 4},
+                              {"max_steps", 10},
+                              {"warmup_steps", 3},
+                              {"eval_interval", 4},
+                              {"eval_batches", 2},
+                              {"checkpoint_interval", 100},
+                              {"threads", 1},
+                              {"device", "cpu"},
+                              {"seed", 3}}}},
+                       "tiny", r);
+  r.data = testing::two_body_dataset();
+  r.out = out.string();
+  r.quiet = true;
+  return r;
+}
+
+TEST(Train, InterruptedAndResumedRunReproducesTheUninterruptedOne) {
+  auto dir = temp_dir("resume");
+  auto whole = tiny_request(dir / "whole");
+  auto result = train(whole);
+  EXPECT_EQ(result.steps, 10);
+  EXPECT_FALSE(result.stopped_by_time_limit);
+  const auto reference = read_metrics(dir / "whole");
+  ASSERT_EQ(reference.size(), 10u);
+  EXPECT_TRUE(reference[3].contains("val_loss"));
+  for (const char* key : {"step", "tokens", "train_loss", "lr", "tokens_per_s", "elapsed_s"})
+    EXPECT_TRUE(reference[0].contains(key)) << key;
+  EXPECT_EQ(reference[0].at("tokens"), 4 * 32);
+  EXPECT_TRUE(fs::exists(dir / "whole" / "train.provenance.json"));
+
+  // A zero-length budget stops after each step with a checkpoint; every resume continues from it.
+  auto part = tiny_request(dir / "parts");
+  part.train.max_seconds = 1e-9;
+  auto first = train(part);
+  EXPECT_EQ(first.steps, 1);
+  EXPECT_TRUE(first.stopped_by_time_limit);
+  EXPECT_TRUE(read_checkpoint_header(first.checkpoint).train_state.at("stopped_by_time_limit").get<bool>());
+  part.resume = true;
+  EXPECT_EQ(train(part).steps, 2);
+  part.train.max_seconds = 0;
+  EXPECT_EQ(train(part).steps, 10);
+  const auto resumed = read_metrics(dir / "parts");
+  ASSERT_EQ(resumed.size(), 10u);
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(resumed[i].at("step"), reference[i].at("step"));
+    EXPECT_EQ(resumed[i].at("train_loss").get<double>(), reference[i].at("train_loss").get<double>())
+        << "step " << i + 1;
+  }
+  // Validation of the resumed run at the steps both evaluated.
+  EXPECT_EQ(resumed[7].at("val_loss").get<double>(), reference[7].at("val_loss").get<double>());
+  EXPECT_EQ(resumed[9].at("val_loss").get<double>(), reference[9].at("val_loss").get<double>());
+
+  // A fresh run refuses to overwrite; a resume with another architecture is a clear error.
+  EXPECT_THROW(train(tiny_request(dir / "whole")), Error);
+  auto mismatched = tiny_request(dir / "whole");
+  mismatched.resume = true;
+  mismatched.model.n_embd = 64;
+  try {
+    train(mismatched);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("n_embd"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(Train, LearnsTwoBodyOrbitsWellBelowTheUnigramLoss) {
+  // The unigram baseline: the entropy of the held-out systems' own per-channel token frequencies (the best
+  // any predictor blind to the context can do on them). A tiny model must get well below it.
+  auto dir = temp_dir("learn");
+  auto r = tiny_request(dir / "run");
+  r.train.max_steps = 600;
+  r.train.batch_size = 8;
+  r.train.eval_interval = 600;
+  r.train.eval_batches = 8;
+  r.train.lr = 3e-3;
+  r.train.min_lr = 3e-3;  // constant after warm-up
+  r.train.warmup_steps = 10;
+  r.train.val_fraction = 0.1;
+  auto result = train(r);
+  auto store = TokenStore::from_dataset(testing::two_body_dataset(), r.tokenizer, 180, 20);
+  std::vector<double> counts(2 * r.tokenizer.vocab(), 0);
+  double total = 0;
+  for (std::int64_t i = 0; i < store.size(); ++i) {
+    for (int p = 1; p < r.model.block_size + 1; ++p) {  // the targets the validation loss scores
+      counts[store.tokens(i)[2 * p]] += 1;
+      counts[r.tokenizer.vocab() + store.tokens(i)[2 * p + 1]] += 1;
+      total += 1;
+    }
+  }
+  double unigram = 0;
+  for (double c : counts)
+    if (c > 0) unigram -= c / (2 * total) * std::log(c / total);
+  EXPECT_LT(result.final_val_loss, 0.75 * unigram) << "unigram " << unigram;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace orbitlaw::model
