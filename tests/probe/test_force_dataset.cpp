@@ -1,0 +1,75 @@
+// The force-magnitude task built from a simulated two-body dataset: labels, splits, visible rows.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "orbitlaw/error.hpp"
+#include "orbitlaw/probe/force_dataset.hpp"
+#include "orbitlaw/probe/oracles.hpp"
+#include "probe_test_data.hpp"
+
+using namespace orbitlaw::probe;
+
+TEST(ForceDataset, LabelsAreTheTrueStarPlanetForce) {
+  const orbitlaw::simulator::DatasetReader reader(orbitlaw::test::two_body_dataset(60, 30));
+  ForceSplitConfig config;
+  config.seed = 3;
+  const ForceDataset data = build_force_dataset(reader, config);
+  for (const ForceRows* rows : {&data.train, &data.validation, &data.test}) {
+    ASSERT_GT(rows->size(), 0);
+    for (std::int64_t i = 0; i < rows->size(); ++i) {
+      // Independent check: Newton from the stored positions and masses.
+      const double r = (rows->position.row(i) - rows->star_position.row(i)).norm();
+      EXPECT_NEAR(rows->r[i], r, 1e-12 * r);
+      const double newton = 4 * M_PI * M_PI * rows->m1[i] * rows->m2[i] / (r * r);
+      EXPECT_NEAR(rows->force[i], newton, 1e-9 * newton);
+      EXPECT_LE(rows->m1[i], rows->m2[i]);  // heavier body = star
+      EXPECT_GE(rows->m1[i], 1e-4);
+      EXPECT_LE(rows->m2[i], 1.01e-2);
+      EXPECT_EQ(rows->row[i] % 2, 0);  // planet rows
+    }
+  }
+}
+
+TEST(ForceDataset, SplitsAreDisjointBySystemAndTestHasTwoRowsEach) {
+  const orbitlaw::simulator::DatasetReader reader(orbitlaw::test::two_body_dataset(60, 30));
+  ForceSplitConfig config;
+  config.test_fraction = 0.2;
+  config.validation_fraction = 0.25;
+  config.observed_rows = 21;  // rows 0..20 visible: planet rows 0, 2, ..., 20
+  const ForceDataset data = build_force_dataset(reader, config);
+  EXPECT_EQ(data.test_systems.size(), 12u);
+  EXPECT_EQ(data.validation_systems.size(), 12u);
+  EXPECT_EQ(data.train_systems.size(), 36u);
+  std::set<std::int64_t> all;
+  for (const auto* s : {&data.train_systems, &data.validation_systems, &data.test_systems})
+    all.insert(s->begin(), s->end());
+  EXPECT_EQ(all.size(), 60u);
+  EXPECT_EQ(data.test.size(), 24);
+  EXPECT_EQ(data.train.size(), 36 * 11);  // every visible planet row
+  for (std::int64_t i = 0; i < data.train.size(); ++i) EXPECT_LE(data.train.row[i], 20);
+  for (std::int64_t i = 0; i < data.test.size(); ++i) {
+    EXPECT_TRUE(std::binary_search(data.test_systems.begin(), data.test_systems.end(), data.test.system[i]));
+    EXPECT_LE(data.test.row[i], 20);
+  }
+  // The same seed gives the same split and rows; another seed another split.
+  const ForceDataset again = build_force_dataset(reader, config);
+  EXPECT_EQ(again.test.row, data.test.row);
+  EXPECT_EQ(again.test_systems, data.test_systems);
+  config.seed = 99;
+  EXPECT_NE(build_force_dataset(reader, config).test_systems, data.test_systems);
+}
+
+TEST(ForceDataset, RejectsBadConfigsAndNonTwoBodyData) {
+  const orbitlaw::simulator::DatasetReader reader(orbitlaw::test::two_body_dataset(60, 30));
+  ForceSplitConfig config;
+  config.test_fraction = 1.5;
+  EXPECT_THROW(build_force_dataset(reader, config), orbitlaw::Error);
+  config = ForceSplitConfig{};
+  config.systems = 1000;
+  EXPECT_THROW(build_force_dataset(reader, config), orbitlaw::Error);
+  config.systems = 2;
+  EXPECT_THROW(build_force_dataset(reader, config), orbitlaw::Error);  // too few for three splits
+}
