@@ -22,7 +22,11 @@ EncodedSystems::EncodedSystems(const simulator::DatasetReader& reader,
   for (auto index : systems_) {
     const simulator::System system = reader.read_system(index);
     model::TokenizedSequence sequence = model::encode(system, tokenizer);
-    const auto length = sequence.tokens.size(0);
+    // The model is trained on inputs tokens[0 .. rows - 2] (the last token is only ever a target), so its
+    // context holds rows - 1 positions: the probe feeds exactly those.
+    const auto length = std::min<std::int64_t>(sequence.tokens.size(0), tokenizer.rows - 1);
+    sequence.tokens = sequence.tokens.slice(0, 0, length);
+    sequence.row.resize(static_cast<std::size_t>(length));
     if (length_ == 0) length_ = length;
     if (length != length_) {
       throw Error("force probe: system " + std::to_string(index) + " encodes to " + std::to_string(length) +

@@ -190,7 +190,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       throw Error("checkpoint " + paths.checkpoint + " does not exist");
     torch::set_num_threads(threads);
     loaded = model::load_model(paths.checkpoint);
-    split.observed_rows = loaded.tokenizer.rows - 1;
+    split.observed_rows = loaded.tokenizer.rows - 2;  // inputs are rows - 1 positions, the cadence first
     if (label.empty()) label = model_label(loaded.config);
     log("loaded " + paths.checkpoint + " (" + label + ", " +
         std::to_string(loaded.module->parameter_count()) + " parameters)");

@@ -47,7 +47,7 @@ struct ForceSplitConfig {
   double validation_fraction = 0.1;  // share of the non-test systems held out for selection
   int test_rows_per_system = 2;      // labelled rows of each test system (Vafa et al.: 2)
   int train_rows_per_system = 0;     // labelled planet rows per train/validation system; 0 = all visible ones
-  int observed_rows = 999;  // system rows a model sees (tokenizer rows - 1); labels only come from these
+  int observed_rows = 998;  // system rows a model sees (tokenizer rows - 2); labels only come from these
   std::uint64_t seed = 0;   // system permutation and row draws
 
   void validate() const;  // throws Error naming the bad setting
