@@ -1,0 +1,110 @@
+// Fine-tuning and linear probes: test labels never reach training or selection (poisoned test labels give
+// bit-identical training, selection and predictions), and fine-tuning does learn on the train rows.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "orbitlaw/probe/force_dataset.hpp"
+#include "orbitlaw/probe/model_probes.hpp"
+#include "orbitlaw/probe/statistics.hpp"
+#include "tiny_checkpoint.hpp"
+
+using namespace orbitlaw::probe;
+
+namespace {
+
+struct Setup {
+  orbitlaw::model::LoadedModel loaded;
+  ForceDataset data;
+  std::unique_ptr<EncodedSystems> encoded;
+};
+
+Setup& setup() {
+  static Setup s = [] {
+    Setup out;
+    torch::set_num_threads(1);
+    out.loaded = orbitlaw::model::load_model(orbitlaw::test::tiny_checkpoint(41));
+    static const orbitlaw::simulator::DatasetReader reader(orbitlaw::test::two_body_dataset(60, 30));
+    ForceSplitConfig split;
+    split.observed_rows = out.loaded.tokenizer.rows - 2;
+    split.test_fraction = 0.2;
+    split.validation_fraction = 0.2;
+    out.data = build_force_dataset(reader, split);
+    std::vector<std::int64_t> systems = out.data.train_systems;
+    systems.insert(systems.end(), out.data.validation_systems.begin(), out.data.validation_systems.end());
+    systems.insert(systems.end(), out.data.test_systems.begin(), out.data.test_systems.end());
+    out.encoded = std::make_unique<EncodedSystems>(reader, systems, out.loaded.tokenizer);
+    return out;
+  }();
+  return s;
+}
+
+ForceRows poisoned(const ForceRows& rows, double value) {
+  ForceRows out = rows;
+  out.force.setConstant(value);
+  return out;
+}
+
+FineTuneOptions quick_finetune() {
+  FineTuneOptions options;
+  options.steps = 40;
+  options.batch_size = 4;
+  options.eval_interval = 10;
+  options.threads = 1;
+  options.seed = 3;
+  return options;
+}
+
+}  // namespace
+
+TEST(FineTune, TestLabelsNeverReachTrainingOrSelection) {
+  auto& s = setup();
+  const auto clean =
+      fine_tune(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, quick_finetune());
+  for (double poison : {std::numeric_limits<double>::quiet_NaN(), -1e30}) {
+    const auto dirty = fine_tune(s.loaded, *s.encoded, s.data.train, s.data.validation,
+                                 poisoned(s.data.test, poison), quick_finetune());
+    EXPECT_EQ(dirty.train_loss, clean.train_loss);
+    EXPECT_EQ(dirty.validation_curve, clean.validation_curve);
+    EXPECT_EQ(dirty.selected_step, clean.selected_step);
+    EXPECT_EQ(dirty.test_prediction, clean.test_prediction);  // bit-identical
+  }
+}
+
+TEST(FineTune, LearnsOnTrainRowsAndSelectsOnValidation) {
+  auto& s = setup();
+  const auto result =
+      fine_tune(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, quick_finetune());
+  ASSERT_EQ(result.train_loss.size(), 40u);
+  ASSERT_EQ(result.validation_curve.size(), 5u);  // steps 0, 10, 20, 30, 40
+  EXPECT_GT(result.selected_step, 0);
+  EXPECT_LT(result.selected_validation_mse, result.validation_curve.front().second);
+  double lowest = result.validation_curve.front().second;
+  for (const auto& [step, mse] : result.validation_curve) lowest = std::min(lowest, mse);
+  EXPECT_EQ(result.selected_validation_mse, lowest);
+  EXPECT_TRUE(result.test_prediction.allFinite());
+  EXPECT_TRUE((result.test_prediction.array() > 0).all());  // log target scaling
+  EXPECT_EQ(result.test_prediction.size(), s.data.test.size());
+  // The model is not moved by fine-tuning: a second run from the same checkpoint gives the same result.
+  const auto again =
+      fine_tune(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, quick_finetune());
+  EXPECT_EQ(again.test_prediction, result.test_prediction);
+}
+
+TEST(LinearProbe, TestLabelsNeverReachSelection) {
+  auto& s = setup();
+  LinearProbeOptions options;
+  options.threads = 1;
+  const auto clean =
+      linear_probe(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, options);
+  const auto dirty = linear_probe(s.loaded, *s.encoded, s.data.train, s.data.validation,
+                                  poisoned(s.data.test, std::numeric_limits<double>::quiet_NaN()), options);
+  EXPECT_EQ(dirty.selected_layer, clean.selected_layer);
+  EXPECT_EQ(dirty.lambdas, clean.lambdas);
+  EXPECT_EQ(dirty.validation_r2, clean.validation_r2);
+  EXPECT_EQ(dirty.test_prediction, clean.test_prediction);
+  ASSERT_EQ(clean.validation_r2.size(), static_cast<std::size_t>(s.loaded.config.n_layer + 2));
+  // The selected layer has the best validation R^2.
+  for (double r2 : clean.validation_r2) EXPECT_LE(r2, clean.validation_r2[clean.selected_layer]);
+}

@@ -1,0 +1,81 @@
+// `orbitlaw probe` and `orbitlaw compare` as a user runs them: outputs, provenance, and one-line errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "../cli/cli_runner.hpp"
+#include "orbitlaw/probe/predictions.hpp"
+#include "tiny_checkpoint.hpp"
+
+namespace fs = std::filesystem;
+using orbitlaw::test::run_orbitlaw;
+
+namespace {
+
+// A small law-search budget: the CLI tests check plumbing, not discovery.
+const std::string kQuick =
+    " --set threads=2 --set finetune.steps=6 --set finetune.batch_size=4 --set finetune.eval_interval=3"
+    " --set sr.galaxies=2 --set sr.galaxy_rows=20 --set sr.nearest_rows=30 --set sr.iterations=3"
+    " --set sr.restarts=1 --set sr.populations=2 --set sr.population_size=12";
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const auto checkpoint = orbitlaw::test::tiny_checkpoint(41);
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-run";
+  auto result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " +
+                             out.string() + kQuick + " --set label=tiny-softmax");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* name : {"predictions.h5", "sr.json", "probe.json", "probe.provenance.json"}) {
+    EXPECT_TRUE(fs::exists(out / name)) << name;
+  }
+  const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
+  EXPECT_EQ(predictions.probe_names(), (std::vector<std::string>{"finetune", "linear", "knn", "newton"}));
+  EXPECT_EQ(predictions.model, "tiny-softmax");
+  EXPECT_EQ(predictions.rows.size(), 12);  // 6 test systems x 2 rows
+  EXPECT_TRUE(predictions.provenance.contains("git_revision") ||
+              predictions.provenance.contains("revision") || !predictions.provenance.empty());
+  EXPECT_EQ(predictions.config["split"]["observed_rows"], 39);  // 41 token rows: 40 inputs, cadence first
+
+  const fs::path oracle = orbitlaw::test::probe_temp_dir() / "cli-oracle";
+  result = run_orbitlaw("probe --oracle-only --data " + data + " --out " + oracle.string() + kQuick);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(orbitlaw::probe::read_predictions((oracle / "predictions.h5").string()).probe_names(),
+            (std::vector<std::string>{"knn", "newton"}));
+
+  const fs::path compare = orbitlaw::test::probe_temp_dir() / "cli-compare";
+  fs::create_directories(compare);
+  result = run_orbitlaw("compare " + out.string() + " " + oracle.string() + " --out " + compare.string());
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string md = read_file(compare / "compare.md");
+  EXPECT_NE(md.find("| tiny-softmax | finetune | published |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| oracle | knn | extended |"), std::string::npos) << md;
+  const auto json = orbitlaw::Json::parse(read_file(compare / "compare.json"));
+  EXPECT_EQ(json["rows"].size(), 12u);  // (4 + 2 probes) x 2 protocols
+  EXPECT_TRUE(json.contains("provenance"));
+}
+
+TEST(ProbeCli, BadInputGivesOneLineErrors) {
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-bad";
+  auto result = run_orbitlaw("probe --data /nonexistent.h5 --out " + out.string());
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.lines(), 1) << result.output;
+  result = run_orbitlaw("probe --oracle-only --data " + data + " --out " + out.string() + " --set knn.kk=3");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("unknown key 'kk'"), std::string::npos) << result.output;
+  result = run_orbitlaw("probe --data " + data + " --out " + out.string() + " --set 'probes=[\"finetune\"]'");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("needs a model"), std::string::npos) << result.output;
+  EXPECT_FALSE(fs::exists(out / "predictions.h5"));
+  result = run_orbitlaw("compare /nonexistent-run --out " + out.string() + "/x");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.lines(), 1) << result.output;
+}
