@@ -164,7 +164,7 @@ const OracleRun& oracle_run() {
 
 }  // namespace
 
-TEST(LawSearch, KnnOracleOnTheTrueStateRecoversNewtonInEveryGalaxy) {
+void knn_oracle_recovers_newton_in_every_galaxy() {
   const auto& run = oracle_run();
   const auto& knn = run.searches[0];
   ASSERT_EQ(knn.probe, "knn");
@@ -178,7 +178,7 @@ TEST(LawSearch, KnnOracleOnTheTrueStateRecoversNewtonInEveryGalaxy) {
   EXPECT_GT(r_squared(run.predictions.rows.force, run.predictions.prediction("knn")), 0.9);
 }
 
-TEST(LawSearch, RandomFeatureProbeDoesNotRecoverNewton) {
+void random_feature_probe_does_not_recover_newton() {
   const auto& run = oracle_run();
   const auto& random = run.searches[1];
   ASSERT_EQ(random.probe, "random");
@@ -187,7 +187,7 @@ TEST(LawSearch, RandomFeatureProbeDoesNotRecoverNewton) {
   EXPECT_LT(r_squared(run.predictions.rows.force, run.predictions.prediction("random")), 0.2);
 }
 
-TEST(Compare, SaysWhichProbeRecoveredNewton) {
+void compare_says_which_probe_recovered_newton() {
   const auto& run = oracle_run();
   const auto comparison = compare_runs({run.dir}, CompareOptions{});
   const orbitlaw::Json* knn = nullptr;
@@ -217,7 +217,7 @@ TEST(Compare, SaysWhichProbeRecoveredNewton) {
   EXPECT_NE(md.find("not Newton"), std::string::npos);
 }
 
-TEST(Predictions, RoundTripThroughHdf5) {
+void predictions_round_trip_through_hdf5() {
   const auto& run = oracle_run();
   const Predictions back = read_predictions(run.dir + "/predictions.h5");
   EXPECT_EQ(back.model, "true-state");
@@ -230,4 +230,13 @@ TEST(Predictions, RoundTripThroughHdf5) {
   EXPECT_THROW(back.prediction("finetune"), orbitlaw::Error);
   EXPECT_THROW(read_predictions(run.dir + "/sr.json"), orbitlaw::Error);
   EXPECT_THROW(read_predictions(run.dir + "/missing.h5"), orbitlaw::Error);
+}
+
+// One test for the four checks: the oracle run (simulation-free, but 10 law searches) is built once per
+// process, and CTest runs every TEST in a process of its own.
+TEST(LawSearch, KnnOracleRecoversNewtonRandomFeaturesDoNotAndCompareSaysSo) {
+  knn_oracle_recovers_newton_in_every_galaxy();
+  random_feature_probe_does_not_recover_newton();
+  compare_says_which_probe_recovered_newton();
+  predictions_round_trip_through_hdf5();
 }
