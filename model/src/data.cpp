@@ -81,7 +81,9 @@ void TokenStore::save(const std::string& path) const {
               {"tokenizer", tokenizer_.to_json()},
               {"sequences", size()},
               {"rows", rows()}};
-  const std::string text = header.dump();
+  // Pad the header with spaces so the lengths and tokens after it are 8-byte aligned in the mapping.
+  std::string text = header.dump();
+  text.append((8 - (16 + text.size()) % 8) % 8, ' ');
   AtomicOutput out(path);
   {
     std::ofstream file(out.temp_path(), std::ios::binary);
