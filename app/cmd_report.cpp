@@ -1,16 +1,54 @@
-// orbitlaw report: Write the Markdown/HTML report of an experiment run folder.
+// orbitlaw report: writes the Markdown/HTML report of an experiment run folder. The plots are made with
+// matplotlib, so the work is done by experiments/report.py in the project's Python environment; this
+// subcommand finds both and checks the run folder first, so a user gets a one-line error, not a traceback.
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
 #include "cli_common.hpp"
 #include "orbitlaw/error.hpp"
 
 namespace orbitlaw::cli {
 
+namespace {
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// ORBITLAW_PYTHON / ORBITLAW_REPORT_SCRIPT override the locations recorded at build time.
+std::string from_env_or(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+}  // namespace
+
 void add_report_command(CLI::App& app) {
   auto* sub = app.add_subcommand("report", "Write the Markdown/HTML report of an experiment run folder");
-  auto& options = add_config_options(sub);
-  sub->callback([&options] {
-    ConfigReader reader(options.load(), "report config");
-    reader.finish();
-    throw Error("'report' is not implemented yet");
+  static std::string run_dir;
+  static std::string out_dir;
+  sub->add_option("run", run_dir, "experiment run folder (holds experiment.json)")->required();
+  sub->add_option("--out", out_dir, "report folder (default RUN/report)");
+  sub->callback([] {
+    namespace fs = std::filesystem;
+    if (!fs::is_directory(run_dir)) throw Error("run folder '" + run_dir + "' does not exist");
+    if (!fs::exists(fs::path(run_dir) / "experiment.json")) {
+      throw Error("'" + run_dir + "' is not an experiment run folder (no experiment.json)");
+    }
+    std::string python = from_env_or("ORBITLAW_PYTHON", ORBITLAW_SOURCE_DIR "/.venv/bin/python");
+    std::string script = from_env_or("ORBITLAW_REPORT_SCRIPT", ORBITLAW_SOURCE_DIR "/experiments/report.py");
+    if (!fs::exists(script))
+      throw Error("report script '" + script + "' not found (set ORBITLAW_REPORT_SCRIPT)");
+    if (!fs::exists(python)) python = "python3";
+    std::string command = shell_quote(python) + " " + shell_quote(script) + " --run " + shell_quote(run_dir);
+    if (!out_dir.empty()) command += " --out " + shell_quote(out_dir);
+    int status = std::system(command.c_str());
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      throw Error("report script failed for '" + run_dir + "' (see its output above)");
+    }
   });
 }
 

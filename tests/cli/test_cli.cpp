@@ -43,3 +43,16 @@ TEST(Cli, UnknownConfigKeyIsOneLineErrorNamingTheKey) {
   EXPECT_NE(r.output.find("unknown key 'no_such_setting'"), std::string::npos) << r.output;
   std::filesystem::remove(path);
 }
+
+TEST(Cli, ReportNeedsARunFolder) {
+  auto r = run_orbitlaw("report /nonexistent/run");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.lines(), 1) << r.output;
+  EXPECT_NE(r.output.find("run folder '/nonexistent/run' does not exist"), std::string::npos) << r.output;
+  auto dir = std::filesystem::temp_directory_path() / "orbitlaw_cli_not_a_run";
+  std::filesystem::create_directories(dir);
+  r = run_orbitlaw("report " + dir.string());
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("not an experiment run folder"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}

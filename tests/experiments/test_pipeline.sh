@@ -9,9 +9,7 @@
 #   paper       paper --smoke (every step of the published-scale experiment, tiny)
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
 #
-# While a stage the experiments call is still the foundation's placeholder (its app/cmd_<stage>.cpp says "is not
-# implemented yet"), the test exits 77, which CTest reports as skipped, naming the stage; any other failure,
-# including a stage whose command line does not match the driver's, fails the test.
+# Any failure, including a stage whose command line does not match the driver's, fails the test.
 set -euo pipefail
 scenario="$1"
 export ORBITLAW_BIN="$2" ORBITLAW_PYTHON="$3"
@@ -28,7 +26,7 @@ fail() {
   exit 1
 }
 
-# Runs an experiment; on failure, skips (77) if the failing stage is an unimplemented placeholder.
+# Runs an experiment; on failure prints its output and fails.
 experiment() {
   local name="$1"
   shift
@@ -36,24 +34,12 @@ experiment() {
   bash "$root/experiments/$name.sh" --smoke --out "$run" "$@" >"$tmp/out.txt" 2>&1 || rc=$?
   [ "$rc" = 0 ] && return 0
   cat "$tmp/out.txt"
-  if grep -qh "is not implemented yet" "$run"/logs/*.log 2>/dev/null; then
-    echo "SKIP: $(grep -h 'is not implemented yet' "$run"/logs/*.log | head -n1) -- $name cannot run end to end yet"
-    exit 77
-  fi
   fail "$name --smoke failed (exit $rc)"
 }
 
 check_report() {
   "$python" "$here/check_report.py" "$run" --since "$1" "${@:2}" || fail "report check"
 }
-
-# The stages the experiments call; while one is still the foundation's placeholder the pipeline cannot run.
-for sub in simulate train eval probe compare; do
-  if grep -q "is not implemented yet" "$root/app/cmd_$sub.cpp"; then
-    echo "SKIP: 'orbitlaw $sub' is still the placeholder in app/cmd_$sub.cpp; $scenario cannot run end to end yet"
-    exit 77
-  fi
-done
 
 start="$(date +%s)"
 case "$scenario" in
@@ -76,10 +62,6 @@ case "$scenario" in
     if [ ! -f "$run/models/softmax/checkpoint.pt" ]; then
       wait "$pid" || true
       cat "$tmp/first.txt"
-      if grep -qh "is not implemented yet" "$run"/logs/*.log 2>/dev/null; then
-        echo "SKIP: $(grep -h 'is not implemented yet' "$run"/logs/*.log | head -n1)"
-        exit 77
-      fi
       fail "training wrote no checkpoint within 120 s"
     fi
     kill -TERM -- "-$pid" 2>/dev/null || true
