@@ -7,4 +7,6 @@ jobs="$(nproc)"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_COMPILE_WARNING_AS_ERROR=ON ${ORBITLAW_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j "$jobs"
 cd "$build"
+# CTest runs one suite per core; LibTorch would otherwise start one thread per core in each of them.
+export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 ctest --output-on-failure -j "$jobs" --timeout 900 "$@"
