@@ -38,6 +38,7 @@ void run_train(const ConfigOptions& options, const TrainFlags& flags) {
   request.out = flags.out;
   request.resume = flags.resume;
   auto result = model::train(request);
+  if (result.rank != 0) return;  // in a data-parallel job rank 0 reports for all
   std::printf("trained %d steps: train loss %.4f, val loss %.4f%s; checkpoint %s\n", result.steps,
               result.final_train_loss, result.final_val_loss,
               result.stopped_by_time_limit ? " (stopped at the time limit)" : "", result.checkpoint.c_str());
@@ -46,7 +47,11 @@ void run_train(const ConfigOptions& options, const TrainFlags& flags) {
 }  // namespace
 
 void add_train_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("train", "Train a transformer on a trajectory dataset");
+  // Data parallel when launched like torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT in the
+  // environment), e.g. by scripts/launch-dp.sh.
+  auto* sub = app.add_subcommand("train",
+                                 "Train a transformer on a trajectory dataset (data parallel when "
+                                 "launched like torchrun, e.g. by scripts/launch-dp.sh)");
   auto& options = add_config_options(sub);
   static TrainFlags flags;
   sub->add_option("--data", flags.data, "training data: HDF5 trajectory dataset or pre-tokenized file");

@@ -6,13 +6,16 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <numbers>
 #include <thread>
 
+#include "orbitlaw/atomic_file.hpp"
+#include "orbitlaw/data_parallel.hpp"
+#include "orbitlaw/model.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 #include "orbitlaw/model/data.hpp"
-#include "orbitlaw/model.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/model/gpt.hpp"
 #include "orbitlaw/progress.hpp"
@@ -151,20 +154,76 @@ void truncate_metrics(const std::string& path, int step) {
   std::ofstream(path, std::ios::trunc) << kept;
 }
 
+// The loss of one rank's slice of a global batch, scaled so that its mean over the ranks is exactly
+// next_token_loss of the whole global batch: summed over the slice's targets, divided by the global batch's
+// count of (non-padding) targets, times the world size. A per-slice mean would overweight slices with more
+// padding, and a slice of padding only would give 0/0.
+torch::Tensor slice_loss(const GptOutput& output, const torch::Tensor& slice_targets,
+                         const torch::Tensor& global_targets, int world_size, std::int64_t pad) {
+  auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(pad).reduction(torch::kSum);
+  const auto v = output.x_logits.size(-1);
+  auto channel = [&](const torch::Tensor& logits, int c) {
+    const double counted = (global_targets.select(-1, c) != pad).sum().item<double>();
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, v}).to(torch::kFloat32),
+                                                slice_targets.select(-1, c).reshape({-1}), options) /
+           counted;
+  };
+  return 0.5 * (channel(output.x_logits, 0) + channel(output.y_logits, 1)) * world_size;
+}
+
+// This rank's part of the training loss of `global_batch` (int64 [world_size x b, length, 2] on the CPU, the
+// same on every rank): the mean over the ranks of what this returns is the whole batch's loss, so averaged
+// gradients are those of one process with the whole batch. Alone (world_size 1) it is next_token_loss.
+torch::Tensor rank_loss(Gpt& model, const torch::Tensor& global_batch, distributed::DataParallel& dp,
+                        const torch::Device& device, bool autocast, std::int64_t pad) {
+  const auto t = global_batch.size(1) - 1;
+  if (dp.world_size() == 1) {
+    auto b = global_batch.to(device);
+    AutocastScope scope(autocast);
+    return next_token_loss(model->forward(b.narrow(1, 0, t)), b.narrow(1, 1, t), pad);
+  }
+  const auto per_rank = global_batch.size(0) / dp.world_size();
+  auto b = global_batch.narrow(0, dp.rank() * per_rank, per_rank).to(device);
+  AutocastScope scope(autocast);
+  return slice_loss(model->forward(b.narrow(1, 0, t)), b.narrow(1, 1, t), global_batch.narrow(1, 1, t),
+                    dp.world_size(), pad);
+}
+
+// Mean loss over the fixed validation batches (global batches; each rank evaluates its slice).
 double validation_loss(Gpt& model, const std::vector<torch::Tensor>& batches,
-                       const TokenizerConfig& tokenizer, const torch::Device& device, bool autocast) {
+                       const TokenizerConfig& tokenizer, const torch::Device& device, bool autocast,
+                       distributed::DataParallel& dp) {
   torch::NoGradGuard no_grad;
   model->eval();
   double total = 0;
-  for (const auto& batch : batches) {
-    auto b = batch.to(device);
-    const auto t = b.size(1) - 1;
-    AutocastScope scope(autocast);
-    auto loss = next_token_loss(model->forward(b.narrow(1, 0, t)), b.narrow(1, 1, t), tokenizer.pad_token());
-    total += loss.item<double>();
-  }
+  for (const auto& batch : batches)
+    total += rank_loss(model, batch, dp, device, autocast, tokenizer.pad_token()).item<double>();
   model->train();
-  return total / static_cast<double>(batches.size());
+  return dp.average(total / static_cast<double>(batches.size()));
+}
+
+// Ranks started with different settings, or resuming from different checkpoints, would silently train
+// different things or wait forever at a collective: all compare a fingerprint and fail together if any
+// differs. (A 40-bit hash is exact in a double, and the mean of equal values is that value.)
+void check_ranks_agree(distributed::DataParallel& dp, const std::string& settings) {
+  if (dp.world_size() == 1) return;
+  const double mine =
+      static_cast<double>(std::hash<std::string>{}(settings) & ((std::uint64_t{1} << 40) - 1));
+  if (dp.any(dp.average(mine) != mine)) {
+    throw Error("data parallel: the " + std::to_string(dp.world_size()) +
+                " ranks differ in their training settings or in the checkpoint they resume from");
+  }
+}
+
+// Training settings every rank must share (the wall-clock budget, device, threads and prefetch depth may
+// differ).
+std::string shared_settings(const Json& resolved_config, int step, std::uint64_t next_batch) {
+  Json shared = resolved_config;
+  if (shared.contains("train")) {
+    for (const char* key : {"max_minutes", "max_seconds", "device", "threads", "prefetch"})
+      shared["train"].erase(key);
+  }
+  return shared.dump() + " step " + std::to_string(step) + " batch " + std::to_string(next_batch);
 }
 
 }  // namespace
@@ -172,10 +231,25 @@ double validation_loss(Gpt& model, const std::vector<torch::Tensor>& batches,
 TrainResult train(const TrainRequest& request) {
   const TrainConfig& tc = request.train;
   const auto wall_start = std::chrono::steady_clock::now();
-  configure_threads(tc.threads);
-  const torch::Device device = resolve_device(tc.device);
+  // Data parallel when launched like torchrun; ranks on one machine share its cores unless threads is set.
+  const auto launch = distributed::LaunchEnvironment::from_environment();
+  int threads = tc.threads;
+  if (threads == 0 && launch.local_world_size > 1)
+    threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / launch.local_world_size);
+  configure_threads(threads);
+  torch::Device device = resolve_device(tc.device);
+  if (launch.distributed() && device.is_cuda() && (tc.device == "auto" || tc.device == "cuda")) {
+    // One GPU per rank, chosen by LOCAL_RANK (an explicit cuda:N is taken as given).
+    if (launch.local_rank >= static_cast<int>(torch::cuda::device_count()))
+      throw Error("data parallel: LOCAL_RANK=" + std::to_string(launch.local_rank) + " but only " +
+                  std::to_string(torch::cuda::device_count()) + " CUDA devices are visible");
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(launch.local_rank));
+  }
   const bool autocast = device.is_cuda() && tc.bf16;
   if (device.is_cuda()) enable_tf32();
+  distributed::DataParallel dp(launch, device);  // rendezvous first: a rank failing later fails its peers
+  const bool writer = dp.is_checkpoint_writer();
+  const int world = dp.world_size();
 
   fs::create_directories(request.out);
   const std::string checkpoint_path = (fs::path(request.out) / "checkpoint.pt").string();
@@ -206,6 +280,8 @@ TrainResult train(const TrainRequest& request) {
   Gpt model(request.model);
   model->to(device);
   model->train();
+  // Ranks draw their own dropout masks (the same stream would drop the same units in every slice).
+  if (world > 1) torch::manual_seed(tc.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(dp.rank()));
   std::vector<torch::Tensor> decay, no_decay;  // weight decay on matrices (and embedding tables) only
   for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
   auto options = torch::optim::AdamWOptions(tc.lr).betas({tc.beta1, tc.beta2});
@@ -227,32 +303,40 @@ TrainResult train(const TrainRequest& request) {
     tokens = loaded.train_state.value("tokens", std::int64_t{0});
     next_batch = loaded.train_state.value("next_batch", std::uint64_t{0});
     elapsed_before = loaded.train_state.value("elapsed_s", 0.0);
-    truncate_metrics(metrics_path, step);
-  } else {
+    if (writer) truncate_metrics(metrics_path, step);
+  } else if (writer) {
     fs::remove(metrics_path);
   }
+  check_ranks_agree(dp, shared_settings(request.resolved_config, step, next_batch));
+  dp.broadcast_parameters(*model);  // no-op alone; with equal seeds and checkpoints a safeguard
   Json versions = simulator::library_versions();
   versions.update(library_versions());
   content.provenance = provenance_record("train", request.resolved_config, tc.seed, versions);
-  write_provenance(request.out, "train", request.resolved_config, tc.seed, versions);
+  content.provenance["data_parallel"] = Json{
+      {"world_size", world}, {"backend", dp.backend_name()}, {"global_batch_size", world * tc.batch_size}};
+  if (writer)
+    write_text_atomic((fs::path(request.out) / "train.provenance.json").string(),
+                      content.provenance.dump(2) + "\n");
 
-  // Fixed validation batches (their own seed), so every evaluation measures the same sequences.
+  // Fixed validation batches (their own seed), so every evaluation measures the same sequences. Batches are
+  // global: each rank takes its slice of world x batch_size sequences.
+  const int global_batch = world * tc.batch_size;
   std::vector<torch::Tensor> val_batches;
   for (int i = 0; i < tc.eval_batches; ++i)
-    val_batches.push_back(sample_batch(val_store, tc.seed ^ 0x5a17ULL, i, tc.batch_size, length));
+    val_batches.push_back(sample_batch(val_store, tc.seed ^ 0x5a17ULL, i, global_batch, length));
 
-  std::ofstream metrics(metrics_path, std::ios::app);
-  Prefetcher prefetch(train_store, tc.seed, next_batch, tc.batch_size, length, tc.prefetch);
+  std::ofstream metrics;  // rank 0 alone writes the metrics
+  if (writer) metrics.open(metrics_path, std::ios::app);
+  Prefetcher prefetch(train_store, tc.seed, next_batch, global_batch, length, tc.prefetch);
   std::unique_ptr<Progress> progress;
-  if (!request.quiet) {
+  if (!request.quiet && writer) {
     progress = std::make_unique<Progress>("train", tc.max_steps, "steps");
     progress->set(step);
   }
 
   TrainResult result;
   result.final_val_loss = std::numeric_limits<double>::quiet_NaN();
-  const std::int64_t tokens_per_step =
-      static_cast<std::int64_t>(tc.batch_size) * tc.grad_accum * (length - 1);
+  const std::int64_t tokens_per_step = static_cast<std::int64_t>(global_batch) * tc.grad_accum * (length - 1);
   auto interval_start = std::chrono::steady_clock::now();
   std::int64_t interval_tokens = 0;
   auto seconds_since = [](std::chrono::steady_clock::time_point t) {
@@ -266,7 +350,8 @@ TrainResult train(const TrainRequest& request) {
              {"elapsed_s", elapsed_before + seconds_since(wall_start)},
              {"train_loss", result.final_train_loss},
              {"val_loss", std::isnan(result.final_val_loss) ? Json(nullptr) : Json(result.final_val_loss)},
-             {"stopped_by_time_limit", stopped}};
+             {"stopped_by_time_limit", stopped},
+             {"world_size", world}};
     save_checkpoint(checkpoint_path, content, model, &optimizer);
   };
 
@@ -277,16 +362,14 @@ TrainResult train(const TrainRequest& request) {
     optimizer.zero_grad();
     double step_loss = 0;
     for (int micro = 0; micro < tc.grad_accum; ++micro) {
-      auto batch = prefetch.next().to(device);
-      torch::Tensor loss;
-      {
-        AutocastScope scope(autocast);
-        loss = next_token_loss(model->forward(batch.narrow(1, 0, length - 1)), batch.narrow(1, 1, length - 1),
-                               request.tokenizer.pad_token());
-      }
+      const torch::Tensor loss =
+          rank_loss(model, prefetch.next(), dp, device, autocast, request.tokenizer.pad_token());
       (loss / tc.grad_accum).backward();
       step_loss += loss.item<double>() / tc.grad_accum;
     }
+    // Mean gradients over the ranks before clipping, so every rank clips and steps the same global gradient.
+    dp.average_gradients(*model);
+    step_loss = dp.average(step_loss);
     if (tc.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), tc.grad_clip);
     optimizer.step();
     ++step;
@@ -294,14 +377,16 @@ TrainResult train(const TrainRequest& request) {
     interval_tokens += tokens_per_step;
     result.final_train_loss = step_loss;
 
-    const bool out_of_time = tc.budget_seconds() > 0 && seconds_since(wall_start) >= tc.budget_seconds();
+    // Any rank out of time stops them all at the same step (one alone would leave the others waiting).
+    const bool out_of_time =
+        tc.budget_seconds() > 0 && dp.any(seconds_since(wall_start) >= tc.budget_seconds());
     const bool last = step == tc.max_steps || out_of_time;
     Json line{{"step", step}, {"tokens", tokens}, {"train_loss", step_loss}, {"lr", lr}};
     if (step % tc.eval_interval == 0 || last) {
-      result.final_val_loss = validation_loss(model, val_batches, request.tokenizer, device, autocast);
+      result.final_val_loss = validation_loss(model, val_batches, request.tokenizer, device, autocast, dp);
       line["val_loss"] = result.final_val_loss;
     }
-    if (step % tc.log_interval == 0 || last || line.contains("val_loss")) {
+    if (writer && (step % tc.log_interval == 0 || last || line.contains("val_loss"))) {
       const double interval_s = seconds_since(interval_start);
       line["tokens_per_s"] = interval_s > 0 ? interval_tokens / interval_s : 0.0;
       line["elapsed_s"] = elapsed_before + seconds_since(wall_start);
@@ -315,15 +400,18 @@ TrainResult train(const TrainRequest& request) {
       progress->set_note(note);
       progress->set(step);
     }
-    if (step % tc.checkpoint_interval == 0 || last) save(out_of_time && step < tc.max_steps);
+    if (writer && (step % tc.checkpoint_interval == 0 || last)) save(out_of_time && step < tc.max_steps);
     if (out_of_time) {
       result.stopped_by_time_limit = step < tc.max_steps;
       break;
     }
   }
   if (progress) progress->finish();
+  dp.barrier();  // every rank returns once rank 0's final checkpoint is in place
   result.steps = step;
   result.checkpoint = checkpoint_path;
+  result.rank = dp.rank();
+  result.world_size = world;
   return result;
 }
 

@@ -4,13 +4,16 @@
 // The torch wheel ships c10d's headers but not Gloo's; ProcessGroupGloo.hpp includes <gloo/...> for
 // declarations only (every Gloo object it holds is behind a shared_ptr / unique_ptr, so the class layout does
 // not depend on Gloo's version), and the Debian libgloo-dev headers satisfy them. All code runs inside
-// libtorch_cpu.
+// libtorch_cpu. Without those headers (ORBITLAW_DISTRIBUTED_GLOO undefined) single-process training still
+// builds and runs, and a multi-process CPU job stops with a one-line error.
 #include "orbitlaw/data_parallel.hpp"
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#if defined(ORBITLAW_DISTRIBUTED_GLOO)
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#endif
 #if defined(ORBITLAW_DISTRIBUTED_NCCL)
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
@@ -63,6 +66,13 @@ LaunchEnvironment LaunchEnvironment::from_environment() {
     throw Error("data parallel: RANK=" + std::to_string(env.rank) +
                 " is not below WORLD_SIZE=" + std::to_string(env.world_size));
   }
+  env.local_world_size = integer_variable("LOCAL_WORLD_SIZE", env.world_size);
+  env.local_rank = integer_variable("LOCAL_RANK", env.rank);
+  if (env.local_world_size < 1) throw Error("data parallel: LOCAL_WORLD_SIZE must be at least 1");
+  if (env.local_rank >= env.local_world_size) {
+    throw Error("data parallel: LOCAL_RANK=" + std::to_string(env.local_rank) +
+                " is not below LOCAL_WORLD_SIZE=" + std::to_string(env.local_world_size));
+  }
   env.file_store = string_variable("ORBITLAW_DIST_FILE_STORE");
   env.master_addr = string_variable("MASTER_ADDR");
   env.master_port = integer_variable("MASTER_PORT", 0);
@@ -101,6 +111,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const LaunchEnvironment& env, std::ch
   return c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
 }
 
+#if defined(ORBITLAW_DISTRIBUTED_GLOO)
 std::shared_ptr<::gloo::transport::Device> gloo_device(const LaunchEnvironment& env) {
   const std::string interface = string_variable("GLOO_SOCKET_IFNAME");
   if (!interface.empty()) return c10d::ProcessGroupGloo::createDeviceForInterface(interface);
@@ -111,6 +122,7 @@ std::shared_ptr<::gloo::transport::Device> gloo_device(const LaunchEnvironment& 
   }
   return c10d::ProcessGroupGloo::createDefaultDevice();
 }
+#endif
 
 std::vector<torch::Tensor> parameters_and_buffers(torch::nn::Module& module) {
   std::vector<torch::Tensor> all = module.parameters(true);
@@ -170,11 +182,17 @@ DataParallel::DataParallel(const LaunchEnvironment& env, torch::Device device,
       throw Error("data parallel: CUDA device given but this build has no NCCL backend");
 #endif
     } else {
+#if defined(ORBITLAW_DISTRIBUTED_GLOO)
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
       options->devices.push_back(gloo_device(env));
       backend_->group =
           c10::make_intrusive<c10d::ProcessGroupGloo>(backend_->store, rank_, world_size_, options);
       backend_->name = "gloo";
+#else
+      throw Error(
+          "data parallel: this build has no Gloo backend for CPU processes (install libgloo-dev and "
+          "reconfigure)");
+#endif
     }
   } catch (const Error&) {
     throw;
@@ -225,6 +243,16 @@ double DataParallel::average(double value) {
   options.reduceOp = c10d::ReduceOp::SUM;
   wait(backend_->group->allreduce(t, options), "all-reduce of a scalar");
   return t[0].item<double>() / world_size_;
+}
+
+bool DataParallel::any(bool flag) {
+  if (world_size_ == 1) return flag;
+  std::vector<torch::Tensor> t{
+      torch::full({1}, flag ? 1 : 0, torch::TensorOptions().dtype(torch::kInt32).device(device_))};
+  c10d::AllreduceOptions options;
+  options.reduceOp = c10d::ReduceOp::MAX;
+  wait(backend_->group->allreduce(t, options), "all-reduce of a flag");
+  return t[0].item<int>() != 0;
 }
 
 void DataParallel::barrier() {

@@ -27,10 +27,14 @@ namespace orbitlaw::model::distributed {
 // Where this process sits in the job, from the variables torchrun sets:
 //   RANK, WORLD_SIZE (both absent: a single process), MASTER_ADDR and MASTER_PORT (rank 0 hosts a TCPStore),
 //   or ORBITLAW_DIST_FILE_STORE=<path> (a FileStore on a shared file system; takes precedence over TCP).
+//   LOCAL_RANK (default: RANK) picks this process's GPU; LOCAL_WORLD_SIZE (default: WORLD_SIZE) is the
+//   number of ranks on this machine, which share its CPU cores.
 //   GLOO_SOCKET_IFNAME, when set, names the network interface Gloo uses.
 struct LaunchEnvironment {
   int rank = 0;
   int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
   std::string master_addr;
   int master_port = 0;
   std::string file_store;
@@ -44,7 +48,7 @@ class DataParallel {
  public:
   // Connects to the other ranks: Gloo when device is the CPU, NCCL when it is a CUDA device (one GPU per
   // rank). A single-process environment (world size 1) communicates with nobody and every call is a no-op.
-  // Throws orbitlaw::Error when the rendezvous fails or times out.
+  // Throws orbitlaw::Error when the rendezvous fails or times out, or when the build lacks the backend.
   DataParallel(const LaunchEnvironment& env, torch::Device device,
                std::chrono::milliseconds timeout = std::chrono::minutes(5));
   ~DataParallel();
@@ -65,6 +69,9 @@ class DataParallel {
   void average_gradients(torch::nn::Module& module);
   // The mean of a scalar over the ranks (e.g. the step's loss for logging).
   double average(double value);
+  // True on every rank when `flag` is true on any rank: decisions such as a wall-clock stop must be taken
+  // by all ranks together, or the ones that carry on wait forever at their next collective.
+  bool any(bool flag);
   void barrier();
 
  private:

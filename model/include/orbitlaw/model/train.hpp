@@ -2,6 +2,12 @@
 // Training (orbitlaw train): AdamW with weight decay on matrices only, linear warm-up then cosine decay,
 // gradient clipping and accumulation, bf16 autocast and TF32 on CUDA, explicit CPU threads, periodic
 // validation, metrics as JSON lines, atomic checkpoints, exact resume and a wall-clock budget.
+//
+// Data parallel: launched like torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK in the
+// environment; see orbitlaw/data_parallel.hpp), every rank draws the same global batch of
+// world_size x batch_size sequences and trains on its own slice, so N ranks follow one process with batch
+// N x batch_size. Only rank 0 writes the checkpoint, metrics and provenance; without those variables (or with
+// WORLD_SIZE=1) training is the single-process path.
 #include <string>
 
 #include "orbitlaw/config.hpp"
@@ -10,7 +16,7 @@
 namespace orbitlaw::model {
 
 struct TrainConfig {
-  int batch_size = 8;    // sequences per micro-batch
+  int batch_size = 8;    // sequences per micro-batch (per rank when data parallel)
   int grad_accum = 1;    // micro-batches per optimizer step
   double lr = 6e-4;      // peak learning rate
   double min_lr = 6e-5;  // floor of the cosine decay
@@ -59,6 +65,8 @@ struct TrainResult {
   double final_val_loss = 0;  // NaN if never evaluated
   bool stopped_by_time_limit = false;
   std::string checkpoint;
+  int rank = 0;  // this process's rank in a data-parallel job (0 alone)
+  int world_size = 1;
 };
 
 TrainResult train(const TrainRequest& request);
