@@ -13,18 +13,22 @@ void add_probe_command(CLI::App& app) {
   auto& options = add_config_options(sub);
   static probe::ProbeRunPaths paths;
   sub->add_option("--checkpoint", paths.checkpoint, "trained model checkpoint (omit for the oracles only)");
-  sub->add_option("--data", paths.data, "two-body trajectory dataset (orbitlaw simulate --preset two-body)")
+  sub->add_option("--data", paths.data,
+                  "trajectory dataset: two-body for the force-magnitude task (orbitlaw simulate --preset "
+                  "two-body), any N-body one such as --preset solar-system for --set task=vector")
       ->required();
   sub->add_option("--out", paths.out, "output folder: predictions.h5, sr.json, probe.json, provenance")
       ->required();
   sub->add_flag("--oracle-only", paths.oracle_only, "run only the KNN and Newton oracles (no model probes)");
   sub->footer(
-      "Config keys (--config FILE / --set key=value): seed, threads, label, probes, split.*, finetune.*, "
-      "linear.*, knn.*, sr.* (see probe/include/orbitlaw/probe/run.hpp).");
+      "Config keys (--config FILE / --set key=value): seed, threads, label, task (magnitude | vector), "
+      "probes, "
+      "split.*, vector.*, finetune.*, linear.*, knn.*, sr.* (see probe/include/orbitlaw/probe/run.hpp).");
   sub->callback([&options] {
     const auto summary = probe::run_probe(options.load(), paths, library_versions());
-    std::printf("%s\n%s\n%s\n", summary.predictions_path.c_str(), summary.sr_path.c_str(),
-                summary.summary_path.c_str());
+    for (const auto* path : {&summary.predictions_path, &summary.sr_path, &summary.summary_path}) {
+      if (!path->empty()) std::printf("%s\n", path->c_str());  // the vector task writes no sr.json
+    }
   });
 }
 

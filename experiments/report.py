@@ -511,6 +511,8 @@ def plot_force_scatter(rep, config, kind, path):
         return False
 
     with h5py.File(path, "r") as f:
+        if "force_true_vec" in f:
+            return False  # the force-vector task: its figure is the arrows (plot_force_arrows)
         if "force_true" not in f or "predictions" not in f:
             rep.lack(f"force scatter of {kind}", f"{rep.rel(path)} lacks 'force_true' or the 'predictions' group")
             return False
@@ -560,6 +562,15 @@ def plot_force_arrows(rep, config, kind, path):
         group = f.get("predictions_vec")
         preds = {name: np.asarray(group[name][...], dtype=float) for name in group} if group else {}
         body = np.asarray(f["body"][...]) if "body" in f else np.zeros(len(pos), dtype=int)
+    # Vector R^2 (1 - sum |F - P|^2 / sum |F - mean F|^2), recomputed from the file.
+    ss_tot = float(np.sum((true - true.mean(axis=0)) ** 2))
+    rep.table(
+        ["model", "probe", "test rows", "R² of the force vectors (recomputed from predictions.h5)"],
+        [
+            [label(config, kind), name, len(true), 1 - float(np.sum((p - true) ** 2)) / ss_tot if ss_tot else None]
+            for name, p in preds.items()
+        ],
+    )
     radius = np.hypot(pos[:, 0], pos[:, 1])
     # Our solar system spans 0.4 to 30 AU: a second panel zooms on the inner orbits so they stay visible.
     zoom = float(np.percentile(radius, 40)) * 1.3 if radius.max() > 10 * max(radius.min(), 1e-9) else None

@@ -5,7 +5,9 @@
 #include <string>
 
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/probe/force_vectors.hpp"  // visible_planet_rows
 #include "rng.hpp"
+#include "row_tables.hpp"
 
 namespace orbitlaw::probe {
 
@@ -19,14 +21,6 @@ void check_two_body(const simulator::System& system, std::int64_t index) {
   }
 }
 
-// The planet rows (body 0) among the first `observed_rows` rows.
-std::vector<int> visible_planet_rows(const simulator::System& system, int observed_rows) {
-  std::vector<int> rows;
-  const int limit = std::min(system.rows(), observed_rows);
-  for (int row = 0; row < limit; row += system.n_bodies) rows.push_back(row);
-  return rows;
-}
-
 std::vector<int> draw_rows(std::vector<int> rows, int count, detail::SplitMix64& rng) {
   if (count <= 0 || count >= static_cast<int>(rows.size())) return rows;
   detail::shuffle(rows, rng);
@@ -38,70 +32,10 @@ std::vector<int> draw_rows(std::vector<int> rows, int count, detail::SplitMix64&
 }  // namespace
 
 ForceRows ForceRows::select(const std::vector<std::int64_t>& indices) const {
-  ForceRows out;
-  const auto n = static_cast<Eigen::Index>(indices.size());
-  const int d = dim();
-  out.r.resize(n);
-  out.m1.resize(n);
-  out.m2.resize(n);
-  out.force.resize(n);
-  out.position.resize(n, d);
-  out.velocity.resize(n, d);
-  out.star_position.resize(n, d);
-  out.star_velocity.resize(n, d);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    const auto j = indices[i];
-    if (j < 0 || j >= size()) throw Error("force rows: index " + std::to_string(j) + " out of range");
-    out.system.push_back(system[j]);
-    out.row.push_back(row[j]);
-    out.r[i] = r[j];
-    out.m1[i] = m1[j];
-    out.m2[i] = m2[j];
-    out.force[i] = force[j];
-    out.position.row(i) = position.row(j);
-    out.velocity.row(i) = velocity.row(j);
-    out.star_position.row(i) = star_position.row(j);
-    out.star_velocity.row(i) = star_velocity.row(j);
-  }
-  return out;
+  return detail::select_rows(*this, indices);
 }
 
-ForceRows ForceRows::concat(const std::vector<ForceRows>& parts) {
-  ForceRows out;
-  Eigen::Index n = 0;
-  int d = 0;
-  for (const auto& part : parts) {
-    if (part.size() == 0) continue;
-    if (d != 0 && part.dim() != d) throw Error("force rows: cannot join rows of different dimensions");
-    d = part.dim();
-    n += part.size();
-  }
-  out.r.resize(n);
-  out.m1.resize(n);
-  out.m2.resize(n);
-  out.force.resize(n);
-  out.position.resize(n, d);
-  out.velocity.resize(n, d);
-  out.star_position.resize(n, d);
-  out.star_velocity.resize(n, d);
-  Eigen::Index at = 0;
-  for (const auto& part : parts) {
-    const auto k = static_cast<Eigen::Index>(part.size());
-    if (k == 0) continue;
-    out.system.insert(out.system.end(), part.system.begin(), part.system.end());
-    out.row.insert(out.row.end(), part.row.begin(), part.row.end());
-    out.r.segment(at, k) = part.r;
-    out.m1.segment(at, k) = part.m1;
-    out.m2.segment(at, k) = part.m2;
-    out.force.segment(at, k) = part.force;
-    out.position.middleRows(at, k) = part.position;
-    out.velocity.middleRows(at, k) = part.velocity;
-    out.star_position.middleRows(at, k) = part.star_position;
-    out.star_velocity.middleRows(at, k) = part.star_velocity;
-    at += k;
-  }
-  return out;
-}
+ForceRows ForceRows::concat(const std::vector<ForceRows>& parts) { return detail::concat_rows(parts); }
 
 ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows) {
   check_two_body(system, index);
@@ -148,7 +82,7 @@ void ForceSplitConfig::validate() const {
   fraction("test_fraction", test_fraction);
   fraction("validation_fraction", validation_fraction);
   if (systems < 0) throw Error("probe config: 'systems' must be >= 0 (0 = all)");
-  if (test_rows_per_system < 1) throw Error("probe config: 'test_rows_per_system' must be >= 1");
+  if (test_rows_per_system < 0) throw Error("probe config: 'test_rows_per_system' must be >= 0 (0 = all)");
   if (train_rows_per_system < 0) throw Error("probe config: 'train_rows_per_system' must be >= 0 (0 = all)");
   if (observed_rows < 1) throw Error("probe config: 'observed_rows' must be >= 1");
 }

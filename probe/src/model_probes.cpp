@@ -72,13 +72,15 @@ struct SystemRows {
   std::vector<std::int64_t> indices;    // indices into the ForceRows
 };
 
-std::vector<SystemRows> group_by_system(const ForceRows& rows, const EncodedSystems& encoded) {
+// `systems` and `rows` of the labelled rows (of ForceRows and ForceVectorRows alike).
+std::vector<SystemRows> group_by_system(const std::vector<std::int64_t>& systems,
+                                        const std::vector<int>& rows, const EncodedSystems& encoded) {
   std::map<std::int64_t, SystemRows> groups;
-  for (std::int64_t i = 0; i < rows.size(); ++i) {
-    auto& g = groups[rows.system[i]];
-    g.system = rows.system[i];
-    g.positions.push_back(encoded.position_of(rows.system[i], rows.row[i]));
-    g.indices.push_back(i);
+  for (std::size_t i = 0; i < systems.size(); ++i) {
+    auto& g = groups[systems[i]];
+    g.system = systems[i];
+    g.positions.push_back(encoded.position_of(systems[i], rows[i]));
+    g.indices.push_back(static_cast<std::int64_t>(i));
   }
   std::vector<SystemRows> out;
   for (auto& [system, g] : groups) out.push_back(std::move(g));
@@ -110,16 +112,20 @@ Batch make_batch(const std::vector<const SystemRows*>& groups, const EncodedSyst
   return batch;
 }
 
-torch::Tensor to_tensor(const Eigen::VectorXd& v, const std::vector<std::int64_t>& indices) {
+// Rows `indices` of the targets as a [n, outputs] tensor.
+torch::Tensor to_tensor(const Eigen::MatrixXd& targets, const std::vector<std::int64_t>& indices) {
   std::vector<float> values;
-  values.reserve(indices.size());
-  for (auto i : indices) values.push_back(static_cast<float>(v[i]));
-  return torch::tensor(values, torch::kFloat32);
+  values.reserve(indices.size() * static_cast<std::size_t>(targets.cols()));
+  for (auto i : indices)
+    for (Eigen::Index j = 0; j < targets.cols(); ++j) values.push_back(static_cast<float>(targets(i, j)));
+  return torch::tensor(values, torch::kFloat32)
+      .reshape({static_cast<std::int64_t>(indices.size()), static_cast<std::int64_t>(targets.cols())});
 }
 
-Eigen::VectorXd to_eigen(const torch::Tensor& t) {
+Eigen::MatrixXd to_eigen(const torch::Tensor& t) {  // [n, k]
   const auto c = t.to(torch::kFloat64).contiguous();
-  return Eigen::Map<const Eigen::VectorXd>(c.data_ptr<double>(), c.numel());
+  return Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+      c.data_ptr<double>(), c.size(0), c.size(1));
 }
 
 // A fresh model with the same weights as `source` (LibTorch modules here are not Cloneable).
@@ -133,12 +139,13 @@ model::Gpt copy_model(const model::LoadedModel& loaded) {
   return copy;
 }
 
-// The model's output for the labelled rows of `groups`, in chunks of `batch_size` systems.
-Eigen::VectorXd predict_scaled(model::Gpt& net, torch::nn::Linear& head,
+// The model's output [rows, outputs] for the labelled rows of `groups`, in chunks of `batch_size` systems.
+Eigen::MatrixXd predict_scaled(model::Gpt& net, torch::nn::Linear& head,
                                const std::vector<SystemRows>& groups, const EncodedSystems& encoded,
                                std::int64_t rows, int batch_size) {
   torch::NoGradGuard no_grad;
-  Eigen::VectorXd out = Eigen::VectorXd::Constant(rows, std::numeric_limits<double>::quiet_NaN());
+  Eigen::MatrixXd out =
+      Eigen::MatrixXd::Constant(rows, head->options.out_features(), std::numeric_limits<double>::quiet_NaN());
   for (std::size_t start = 0; start < groups.size(); start += static_cast<std::size_t>(batch_size)) {
     std::vector<const SystemRows*> chunk;
     for (std::size_t k = start; k < std::min(groups.size(), start + batch_size); ++k)
@@ -146,16 +153,23 @@ Eigen::VectorXd predict_scaled(model::Gpt& net, torch::nn::Linear& head,
     Batch batch = make_batch(chunk, encoded);
     auto hidden = net->hidden_states(batch.tokens).back();
     auto flat = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.flat_positions);
-    Eigen::VectorXd values = to_eigen(head->forward(flat).squeeze(1));
-    for (std::size_t k = 0; k < batch.row_indices.size(); ++k) out[batch.row_indices[k]] = values[k];
+    const Eigen::MatrixXd values = to_eigen(head->forward(flat));
+    for (std::size_t k = 0; k < batch.row_indices.size(); ++k)
+      out.row(batch.row_indices[k]) = values.row(static_cast<Eigen::Index>(k));
   }
   return out;
 }
 
-double mse(const Eigen::VectorXd& a, const Eigen::VectorXd& b) { return (a - b).squaredNorm() / a.size(); }
+double mse(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) { return (a - b).squaredNorm() / a.size(); }
 
 void set_threads(int threads) {
   if (threads > 0) torch::set_num_threads(threads);
+}
+
+Json curve_json(const std::vector<std::pair<int, double>>& curve) {
+  Json out = Json::array();
+  for (const auto& [step, value] : curve) out.push_back({step, value});
+  return out;
 }
 
 }  // namespace
@@ -174,37 +188,43 @@ Json FineTuneOptions::to_json() const {
 }
 
 Json FineTuneResult::json() const {
-  Json curve = Json::array();
-  for (const auto& [step, value] : validation_curve) curve.push_back({step, value});
   return Json{{"selected_step", selected_step},
               {"selected_validation_mse", selected_validation_mse},
-              {"validation_curve", curve},
+              {"validation_curve", curve_json(validation_curve)},
               {"final_train_loss", train_loss.empty() ? 0.0 : train_loss.back()},
               {"target_scaling", scaler.json()},
               {"selection", "lowest validation MSE (validation systems carved from the train split)"},
               {"seconds", seconds}};
 }
 
-FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems& encoded,
-                         const ForceRows& train, const ForceRows& validation, const ForceRows& test,
-                         const FineTuneOptions& options) {
+namespace {
+
+// What fitting a fresh head (and all model weights) to scaled targets gives, in scaled units.
+struct HeadFit {
+  Eigen::MatrixXd validation, test;  // predictions of the selected state [rows, outputs]
+  int selected_step = 0;
+  double selected_validation_mse = 0;
+  std::vector<double> train_loss;
+  std::vector<std::pair<int, double>> validation_curve;
+};
+
+// Fine-tunes a copy of the model with a fresh Linear(n_embd -> outputs) head: masked MSE on the train rows'
+// targets, the state with the lowest validation MSE kept; the test groups supply positions only.
+HeadFit fit_head(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                 const std::vector<SystemRows>& train_groups, const Eigen::MatrixXd& train_target,
+                 const std::vector<SystemRows>& validation_groups, const Eigen::MatrixXd& validation_target,
+                 const std::vector<SystemRows>& test_groups, std::int64_t test_rows,
+                 const FineTuneOptions& options) {
   if (options.steps < 0 || options.batch_size < 1 || options.eval_interval < 1) {
     throw Error("fine-tune: steps must be >= 0, batch_size and eval_interval >= 1");
   }
-  if (train.size() == 0 || validation.size() == 0) throw Error("fine-tune: no train or validation rows");
-  const auto start_time = std::chrono::steady_clock::now();
+  if (train_groups.empty() || validation_groups.empty())
+    throw Error("fine-tune: no train or validation rows");
   set_threads(options.threads);
-  FineTuneResult result;
-  result.scaler = TargetScaler::fit(options.target, train.force);
-  const Eigen::VectorXd train_target = result.scaler.forward(train.force);
-  const Eigen::VectorXd validation_target = result.scaler.forward(validation.force);
-  const auto train_groups = group_by_system(train, encoded);
-  const auto validation_groups = group_by_system(validation, encoded);
-  const auto test_groups = group_by_system(test, encoded);  // positions only: test.force is never read
-
+  HeadFit result;
   torch::manual_seed(options.seed);
   model::Gpt net = copy_model(loaded);
-  torch::nn::Linear head(torch::nn::LinearOptions(loaded.config.n_embd, 1));
+  torch::nn::Linear head(torch::nn::LinearOptions(loaded.config.n_embd, train_target.cols()));
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(net->parameters(),
                       std::make_unique<torch::optim::AdamWOptions>(
@@ -222,8 +242,8 @@ FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems&
   };
   auto evaluate = [&](int step) {
     net->eval();
-    const Eigen::VectorXd predicted =
-        predict_scaled(net, head, validation_groups, encoded, validation.size(), options.batch_size);
+    const Eigen::MatrixXd predicted =
+        predict_scaled(net, head, validation_groups, encoded, validation_target.rows(), options.batch_size);
     const double value = mse(predicted, validation_target);
     result.validation_curve.emplace_back(step, value);
     if (result.validation_curve.size() == 1 || value < result.selected_validation_mse) {
@@ -243,7 +263,7 @@ FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems&
     Batch batch = make_batch(chunk, encoded);
     auto hidden = net->hidden_states(batch.tokens).back();
     auto flat = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.flat_positions);
-    auto predicted = head->forward(flat).squeeze(1);
+    auto predicted = head->forward(flat);
     auto loss = torch::mse_loss(predicted, to_tensor(train_target, batch.row_indices));
     optimizer.zero_grad();
     loss.backward();
@@ -268,10 +288,63 @@ FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems&
     for (auto& p : head->parameters()) p.copy_(best_state[k++]);
   }
   net->eval();
-  result.validation_prediction = result.scaler.inverse(
-      predict_scaled(net, head, validation_groups, encoded, validation.size(), options.batch_size));
-  result.test_prediction =
-      result.scaler.inverse(predict_scaled(net, head, test_groups, encoded, test.size(), options.batch_size));
+  result.validation =
+      predict_scaled(net, head, validation_groups, encoded, validation_target.rows(), options.batch_size);
+  result.test = predict_scaled(net, head, test_groups, encoded, test_rows, options.batch_size);
+  return result;
+}
+
+}  // namespace
+
+FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                         const ForceRows& train, const ForceRows& validation, const ForceRows& test,
+                         const FineTuneOptions& options) {
+  if (train.size() == 0 || validation.size() == 0) throw Error("fine-tune: no train or validation rows");
+  const auto start_time = std::chrono::steady_clock::now();
+  FineTuneResult result;
+  result.scaler = TargetScaler::fit(options.target, train.force);
+  // test.force is never read: the test rows supply positions only.
+  const HeadFit fit = fit_head(
+      loaded, encoded, group_by_system(train.system, train.row, encoded), result.scaler.forward(train.force),
+      group_by_system(validation.system, validation.row, encoded), result.scaler.forward(validation.force),
+      group_by_system(test.system, test.row, encoded), test.size(), options);
+  result.selected_step = fit.selected_step;
+  result.selected_validation_mse = fit.selected_validation_mse;
+  result.train_loss = fit.train_loss;
+  result.validation_curve = fit.validation_curve;
+  result.validation_prediction = result.scaler.inverse(fit.validation.col(0));
+  result.test_prediction = result.scaler.inverse(fit.test.col(0));
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  return result;
+}
+
+Json VectorFineTuneResult::json() const {
+  return Json{{"selected_step", selected_step},
+              {"selected_validation_mse", selected_validation_mse},
+              {"validation_curve", curve_json(validation_curve)},
+              {"final_train_loss", train_loss.empty() ? 0.0 : train_loss.back()},
+              {"head", "Linear(n_embd -> dim) on the final hidden state; targets normalised per sequence"},
+              {"selection", "lowest validation MSE (validation rows of each sequence, never test rows)"},
+              {"seconds", seconds}};
+}
+
+VectorFineTuneResult fine_tune_vectors(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                                       const ForceVectorRows& train, const ForceVectorRows& validation,
+                                       const ForceVectorRows& test, const FineTuneOptions& options) {
+  if (train.size() == 0 || validation.size() == 0) throw Error("fine-tune: no train or validation rows");
+  const auto start_time = std::chrono::steady_clock::now();
+  // The per-sequence normalisation already makes the targets O(1): no further scaling.
+  const HeadFit fit =
+      fit_head(loaded, encoded, group_by_system(train.system, train.row, encoded), train.force,
+               group_by_system(validation.system, validation.row, encoded), validation.force,
+               group_by_system(test.system, test.row, encoded), test.size(), options);
+  VectorFineTuneResult result;
+  result.selected_step = fit.selected_step;
+  result.selected_validation_mse = fit.selected_validation_mse;
+  result.train_loss = fit.train_loss;
+  result.validation_curve = fit.validation_curve;
+  result.validation_prediction = fit.validation;
+  result.test_prediction = fit.test;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return result;
 }
@@ -310,14 +383,13 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
   const int width = loaded.config.n_embd;
   std::vector<NormalEquations> train_eq(layers, NormalEquations(width)),
       validation_eq(layers, NormalEquations(width));
-  std::vector<Eigen::MatrixXd> test_features(layers, Eigen::MatrixXd(test.size(), width));
 
   auto model = loaded.module;
   model->eval();
   torch::NoGradGuard no_grad;
   // Streams hidden states of one split through `consume(layer, features, row_indices)`.
   auto stream = [&](const ForceRows& rows, auto consume) {
-    const auto groups = group_by_system(rows, encoded);
+    const auto groups = group_by_system(rows.system, rows.row, encoded);
     for (std::size_t start = 0; start < groups.size();
          start += static_cast<std::size_t>(options.batch_size)) {
       std::vector<const SystemRows*> chunk;
@@ -347,10 +419,6 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
   stream(validation, [&](int layer, const Eigen::MatrixXd& X, const std::vector<std::int64_t>& idx) {
     validation_eq[layer].add(X, targets(validation_target, idx));
   });
-  stream(test, [&](int layer, const Eigen::MatrixXd& X, const std::vector<std::int64_t>& idx) {
-    for (std::size_t k = 0; k < idx.size(); ++k)
-      test_features[layer].row(idx[k]) = X.row(static_cast<Eigen::Index>(k));
-  });
 
   double best_mse = std::numeric_limits<double>::infinity();
   std::vector<NormalEquations::Solution> solutions;
@@ -366,9 +434,16 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
       result.selected_layer = layer;
     }
   }
-  // Every choice is made; the test rows are predicted (and, for the per-layer picture only, scored).
+  // Every choice is made; the test rows are predicted (and, for the per-layer picture only, scored). They are
+  // streamed like the others: holding their features (rows x width x layers) would not fit for the paper's
+  // half a million test rows.
+  std::vector<Eigen::VectorXd> test_scaled(layers, Eigen::VectorXd(test.size()));
+  stream(test, [&](int layer, const Eigen::MatrixXd& X, const std::vector<std::int64_t>& idx) {
+    const Eigen::VectorXd y = solutions[layer].predict(X);
+    for (std::size_t k = 0; k < idx.size(); ++k) test_scaled[layer][idx[k]] = y[static_cast<Eigen::Index>(k)];
+  });
   for (int layer = 0; layer < layers; ++layer) {
-    const Eigen::VectorXd force = result.scaler.inverse(solutions[layer].predict(test_features[layer]));
+    const Eigen::VectorXd force = result.scaler.inverse(test_scaled[layer]);
     if (layer == result.selected_layer) result.test_prediction = force;
     result.test_r2_unused_for_selection.push_back(test.force.size() == test.size()
                                                       ? r_squared(test.force, force)

@@ -183,6 +183,40 @@ std::vector<std::int64_t> read_int64(hid_t where, const std::string& name, const
   return data;
 }
 
+// The root attributes both layouts share: what made the file and in which order its probes were written.
+void write_run_attributes(hid_t root, const char* format, const std::string& model, const Json& provenance,
+                          const Json& config, const Json& details, const std::vector<std::string>& order) {
+  write_string_attribute(root, "format", format);
+  write_int_attribute(root, "schema_version", kPredictionsSchemaVersion);
+  write_string_attribute(root, "model", model);
+  write_string_attribute(root, "provenance", provenance.dump());
+  write_string_attribute(root, "config", config.dump());
+  write_string_attribute(root, "probes", details.dump());
+  write_string_attribute(root, "probe_order", Json(order).dump());
+}
+
+// Creates `path` atomically: `body(root)` writes the contents into a temporary file renamed when complete.
+template <class Body>
+void write_file_atomically(const std::string& path, Body body) {
+  QuietHdf5 quiet;
+  AtomicOutput output(path);
+  {
+    Handle file(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
+    if (!file.ok()) throw Error("cannot create predictions file " + path);
+    body(file.get());
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
+      throw Error("predictions file: flushing " + path + " failed");
+  }
+  output.commit();
+}
+
+template <class Probes>
+std::vector<std::string> names_of(const Probes& probes) {
+  std::vector<std::string> names;
+  for (const auto& p : probes) names.push_back(p.first);
+  return names;
+}
+
 }  // namespace
 
 const Eigen::VectorXd& Predictions::prediction(const std::string& probe) const {
@@ -199,11 +233,7 @@ bool Predictions::has(const std::string& probe) const {
   return std::any_of(probes.begin(), probes.end(), [&](const auto& p) { return p.first == probe; });
 }
 
-std::vector<std::string> Predictions::probe_names() const {
-  std::vector<std::string> names;
-  for (const auto& p : probes) names.push_back(p.first);
-  return names;
-}
+std::vector<std::string> Predictions::probe_names() const { return names_of(probes); }
 
 void write_predictions(const std::string& path, const Predictions& predictions) {
   const auto& rows = predictions.rows;
@@ -214,21 +244,9 @@ void write_predictions(const std::string& path, const Predictions& predictions) 
   for (const auto& [name, values] : predictions.probes) {
     if (values.size() != n) throw Error("predictions: probe '" + name + "' has the wrong length");
   }
-  QuietHdf5 quiet;
-  AtomicOutput output(path);
-  {
-    Handle file(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.ok()) throw Error("cannot create predictions file " + path);
-    const hid_t root = file.get();
-    write_string_attribute(root, "format", kPredictionsFormat);
-    write_int_attribute(root, "schema_version", kPredictionsSchemaVersion);
-    write_string_attribute(root, "model", predictions.model);
-    write_string_attribute(root, "provenance", predictions.provenance.dump());
-    write_string_attribute(root, "config", predictions.config.dump());
-    write_string_attribute(root, "probes", predictions.probe_details.dump());
-    Json order = Json::array();
-    for (const auto& p : predictions.probes) order.push_back(p.first);
-    write_string_attribute(root, "probe_order", order.dump());
+  write_file_atomically(path, [&](hid_t root) {
+    write_run_attributes(root, kPredictionsFormat, predictions.model, predictions.provenance,
+                         predictions.config, predictions.probe_details, predictions.probe_names());
     write_vector(root, "r", rows.r);
     write_vector(root, "m1", rows.m1);
     write_vector(root, "m2", rows.m2);
@@ -243,9 +261,31 @@ void write_predictions(const std::string& path, const Predictions& predictions) 
     Handle group(H5Gcreate2(root, "predictions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
     if (!group.ok()) throw Error("predictions file: cannot create group 'predictions'");
     for (const auto& [name, values] : predictions.probes) write_vector(group.get(), name, values);
-    if (H5Fflush(root, H5F_SCOPE_GLOBAL) < 0) throw Error("predictions file: flushing " + path + " failed");
+  });
+}
+
+void write_vector_predictions(const std::string& path, const VectorPredictions& predictions) {
+  const auto& rows = predictions.rows;
+  for (const auto& [name, values] : predictions.probes) {
+    if (values.rows() != rows.size() || values.cols() != rows.dim())
+      throw Error("predictions: probe '" + name + "' has the wrong shape");
   }
-  output.commit();
+  write_file_atomically(path, [&](hid_t root) {
+    write_run_attributes(root, kVectorPredictionsFormat, predictions.model, predictions.provenance,
+                         predictions.config, predictions.probe_details, names_of(predictions.probes));
+    write_string_attribute(root, "task", "vector");
+    write_matrix(root, "position", rows.position);
+    write_matrix(root, "star_position", rows.star_position);
+    write_matrix(root, "force_true_vec", rows.force);
+    write_vector(root, "scale", rows.scale);
+    write_vector(root, "mass", rows.mass);
+    write_int64(root, "body", std::vector<std::int64_t>(rows.body.begin(), rows.body.end()));
+    write_int64(root, "system", rows.system);
+    write_int64(root, "row", std::vector<std::int64_t>(rows.row.begin(), rows.row.end()));
+    Handle group(H5Gcreate2(root, "predictions_vec", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+    if (!group.ok()) throw Error("predictions file: cannot create group 'predictions_vec'");
+    for (const auto& [name, values] : predictions.probes) write_matrix(group.get(), name, values);
+  });
 }
 
 Predictions read_predictions(const std::string& path) {
@@ -254,7 +294,12 @@ Predictions read_predictions(const std::string& path) {
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) throw Error(path + ": not a readable HDF5 file");
   const hid_t root = file.get();
-  if (read_string_attribute(root, "format", path) != kPredictionsFormat) {
+  const std::string format = read_string_attribute(root, "format", path);
+  if (format == kVectorPredictionsFormat) {
+    throw Error(path +
+                ": holds force-vector predictions; only force-magnitude predictions have laws to compare");
+  }
+  if (format != kPredictionsFormat) {
     throw Error(path + ": not an orbitlaw predictions file (format attribute differs)");
   }
   const auto version = read_int_attribute(root, "schema_version", path);

@@ -12,6 +12,7 @@
 #include "orbitlaw/probe.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
 #include "orbitlaw/provenance.hpp"
+#include "run_vector.hpp"
 
 namespace orbitlaw::probe {
 
@@ -23,6 +24,12 @@ const std::vector<std::string>& known_probes() {
 }
 
 bool needs_model(const std::string& probe) { return probe == "finetune" || probe == "linear"; }
+
+// The force-vector task has no linear probe (the figure needs the fine-tuned head and the oracles).
+const std::vector<std::string>& vector_probes() {
+  static const std::vector<std::string> names = {"finetune", "knn", "newton"};
+  return names;
+}
 
 bool contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
@@ -69,13 +76,21 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   if (threads < 1) throw Error("probe config: 'threads' must be >= 1");
   std::string label = reader.get<std::string>("label", "");
   const bool use_model = !paths.checkpoint.empty() && !paths.oracle_only;
-  const std::vector<std::string> default_probes =
-      use_model ? known_probes() : std::vector<std::string>{"knn", "newton"};
+  // "magnitude": the two-body force-magnitude task and its law searches; "vector": the force-vector task.
+  const auto task = reader.get<std::string>("task", "magnitude");
+  if (task != "magnitude" && task != "vector")
+    throw Error("probe config: unknown task '" + task + "' (known: magnitude, vector)");
+  const bool vector_task = task == "vector";
+  std::vector<std::string> default_probes = use_model ? (vector_task ? vector_probes() : known_probes())
+                                                      : std::vector<std::string>{"knn", "newton"};
   const auto probes = reader.get("probes", default_probes);
   for (const auto& p : probes) {
     if (!contains(known_probes(), p)) {
       throw Error("probe config: unknown probe '" + p + "' (known: finetune, linear, knn, newton)");
     }
+    if (vector_task && !contains(vector_probes(), p))
+      throw Error("probe config: probe '" + p +
+                  "' has no force-vector version (task vector: finetune, knn, newton)");
     if (needs_model(p) && !use_model) {
       throw Error("probe config: probe '" + p + "' needs a model: give --checkpoint (and no --oracle-only)");
     }
@@ -94,6 +109,15 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     split.seed = seed;
     s.finish();
     reader.set_resolved("split", s.resolved());
+  }
+  ForceVectorConfig vector_split;
+  {
+    ConfigReader s = reader.section("vector");
+    vector_split.label_fraction = s.get("label_fraction", vector_split.label_fraction);
+    vector_split.validation_fraction = s.get("validation_fraction", vector_split.validation_fraction);
+    vector_split.test_rows_per_system = s.get("test_rows_per_system", vector_split.test_rows_per_system);
+    s.finish();
+    reader.set_resolved("vector", s.resolved());
   }
   FineTuneOptions finetune;
   {
@@ -200,6 +224,23 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   Json resolved = reader.resolved();
   resolved["label"] = label;
   resolved["split"]["observed_rows"] = split.observed_rows;
+  if (vector_task) {
+    detail::VectorTask vector;
+    vector_split.systems = split.systems;
+    vector_split.observed_rows = split.observed_rows;
+    vector_split.seed = seed;
+    vector.split = vector_split;
+    vector.finetune = finetune;
+    vector.knn_k = knn.k;
+    vector.probes = probes;
+    vector.label = label;
+    vector.seed = seed;
+    vector.resolved_config = resolved;
+    vector.library_versions = library_versions;
+    vector.model = use_model ? &loaded : nullptr;
+    vector.log = log;
+    return detail::run_vector_task(vector, paths);
+  }
 
   std::filesystem::create_directories(paths.out);
   const simulator::DatasetReader data(paths.data);

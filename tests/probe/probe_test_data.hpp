@@ -38,4 +38,18 @@ inline std::string two_body_dataset(int systems, int steps, std::uint64_t seed =
   return path;
 }
 
+// A solar-system dataset (9 bodies, star last; every sequence the same system, cadence drawn per sequence)
+// for the force-vector task; cached by its parameters.
+inline std::string solar_dataset(int systems, int rows) {
+  const auto path =
+      probe_temp_dir() / ("solar_" + std::to_string(systems) + "_" + std::to_string(rows) + ".h5");
+  if (!std::filesystem::exists(path)) {
+    simulator::SimulationConfig config = simulator::preset_defaults("solar-system");
+    config.systems = systems;
+    config.sequence_rows = rows;
+    simulator::write_dataset(config, path.string(), simulator::WriteOptions{});
+  }
+  return path.string();
+}
+
 }  // namespace orbitlaw::test

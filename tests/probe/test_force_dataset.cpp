@@ -39,6 +39,9 @@ TEST(ForceDataset, SplitsAreDisjointBySystemAndTestHasTwoRowsEach) {
   config.test_fraction = 0.2;
   config.validation_fraction = 0.25;
   config.observed_rows = 21;  // rows 0..20 visible: planet rows 0, 2, ..., 20
+  // By default every visible planet row of a test system is a test row.
+  EXPECT_EQ(build_force_dataset(reader, config).test.size(), 12 * 11);
+  config.test_rows_per_system = 2;  // Vafa et al.
   const ForceDataset data = build_force_dataset(reader, config);
   EXPECT_EQ(data.test_systems.size(), 12u);
   EXPECT_EQ(data.validation_systems.size(), 12u);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "orbitlaw/probe/force_dataset.hpp"
+#include "orbitlaw/probe/force_vectors.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
 #include "orbitlaw/probe/statistics.hpp"
 #include "tiny_checkpoint.hpp"
@@ -107,4 +108,49 @@ TEST(LinearProbe, TestLabelsNeverReachSelection) {
   ASSERT_EQ(clean.validation_r2.size(), static_cast<std::size_t>(s.loaded.config.n_layer + 2));
   // The selected layer has the best validation R^2.
   for (double r2 : clean.validation_r2) EXPECT_LE(r2, clean.validation_r2[clean.selected_layer]);
+}
+
+namespace {
+
+// Two solar-system sequences (9 bodies) for the force-vector fine-tune; 20% of the visible planet rows are
+// train labels so the tiny model has something to fit.
+struct VectorSetup {
+  ForceVectorDataset data;
+  std::unique_ptr<EncodedSystems> encoded;
+};
+
+VectorSetup& vector_setup() {
+  static VectorSetup s = [] {
+    VectorSetup out;
+    static const orbitlaw::simulator::DatasetReader reader(orbitlaw::test::solar_dataset(2, 400));
+    ForceVectorConfig split;
+    split.observed_rows = setup().loaded.tokenizer.rows - 2;
+    split.label_fraction = 0.2;
+    split.validation_fraction = 0.2;
+    out.data = build_force_vector_dataset(reader, split);
+    out.encoded = std::make_unique<EncodedSystems>(reader, out.data.systems, setup().loaded.tokenizer);
+    return out;
+  }();
+  return s;
+}
+
+}  // namespace
+
+TEST(FineTuneVectors, TwoOutputHeadLearnsAndNeverReadsTestVectors) {
+  auto& s = vector_setup();
+  const auto& model = setup().loaded;
+  const auto clean =
+      fine_tune_vectors(model, *s.encoded, s.data.train, s.data.validation, s.data.test, quick_finetune());
+  ASSERT_EQ(clean.test_prediction.rows(), s.data.test.size());
+  ASSERT_EQ(clean.test_prediction.cols(), 2);
+  EXPECT_TRUE(clean.test_prediction.allFinite());
+  EXPECT_GT(clean.selected_step, 0);
+  EXPECT_LT(clean.selected_validation_mse, clean.validation_curve.front().second);
+  ForceVectorRows poisoned_test = s.data.test;
+  poisoned_test.force.setConstant(std::numeric_limits<double>::quiet_NaN());
+  const auto dirty =
+      fine_tune_vectors(model, *s.encoded, s.data.train, s.data.validation, poisoned_test, quick_finetune());
+  EXPECT_EQ(dirty.train_loss, clean.train_loss);
+  EXPECT_EQ(dirty.validation_curve, clean.validation_curve);
+  EXPECT_EQ(dirty.test_prediction, clean.test_prediction);  // bit-identical
 }

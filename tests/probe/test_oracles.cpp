@@ -95,10 +95,15 @@ TEST(KnnOracle, AveragesTheTwoNearestStandardisedStates) {
 
 TEST(KnnOracle, StateVariablesAreNamedAndChecked) {
   const auto rows = rows_at({1, 2}, {1e-3, 2e-3}, {1, 1}, {1, 1});
-  const auto state = state_matrix(rows, default_knn_state());
+  const auto state = state_matrix(rows, {"relative_position", "relative_velocity", "masses"});
   ASSERT_EQ(state.cols(), 6);  // relative position (2), relative velocity (2), m1, m2
   EXPECT_DOUBLE_EQ(state(1, 0), 2);
   EXPECT_DOUBLE_EQ(state(1, 4), 2e-3);
+  const auto logs = state_matrix(rows, default_knn_state());  // ln r, ln m1, ln m2
+  ASSERT_EQ(logs.cols(), 3);
+  EXPECT_DOUBLE_EQ(logs(1, 0), std::log(2.0));
+  EXPECT_DOUBLE_EQ(logs(1, 1), std::log(2e-3));
+  EXPECT_DOUBLE_EQ(logs(1, 2), 0.0);
   EXPECT_THROW(state_matrix(rows, {"momentum"}), orbitlaw::Error);
   KnnOptions zero;
   zero.k = 0;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "../cli/cli_runner.hpp"
+#include "orbitlaw/error.hpp"
 #include "orbitlaw/probe/predictions.hpp"
 #include "tiny_checkpoint.hpp"
 
@@ -39,7 +40,7 @@ TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
   const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
   EXPECT_EQ(predictions.probe_names(), (std::vector<std::string>{"finetune", "linear", "knn", "newton"}));
   EXPECT_EQ(predictions.model, "tiny-softmax");
-  EXPECT_EQ(predictions.rows.size(), 12);  // 6 test systems x 2 rows
+  EXPECT_EQ(predictions.rows.size(), 120);  // 6 test systems x 20 visible planet rows (rows 0, 2, ..., 38)
   EXPECT_TRUE(predictions.provenance.contains("git_revision") ||
               predictions.provenance.contains("revision") || !predictions.provenance.empty());
   EXPECT_EQ(predictions.config["split"]["observed_rows"], 39);  // 41 token rows: 40 inputs, cadence first
@@ -76,6 +77,31 @@ TEST(ProbeCli, BadInputGivesOneLineErrors) {
   EXPECT_NE(result.output.find("needs a model"), std::string::npos) << result.output;
   EXPECT_FALSE(fs::exists(out / "predictions.h5"));
   result = run_orbitlaw("compare /nonexistent-run --out " + out.string() + "/x");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.lines(), 1) << result.output;
+}
+
+TEST(ProbeCli, ForceVectorTaskWritesTheArrowsOfEveryProbe) {
+  const auto data = orbitlaw::test::solar_dataset(1, 400);
+  const auto checkpoint = orbitlaw::test::tiny_checkpoint(41);
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-vector";
+  auto result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " +
+                             out.string() + kQuick + " --set task=vector --set vector.label_fraction=0.1");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto summary = orbitlaw::Json::parse(read_file(out / "probe.json"));
+  EXPECT_EQ(summary["task"], "vector");
+  // 39 visible rows hold 35 planet rows: ceil(0.1 x 35) = 4 train, ceil(0.01 x 35) = 1 validation, 30 test.
+  EXPECT_EQ(summary["split"]["train_rows"], 4);
+  EXPECT_EQ(summary["split"]["validation_rows"], 1);
+  EXPECT_EQ(summary["split"]["test_rows"], 30);
+  EXPECT_GT(summary["accuracy"]["newton"]["r2"].get<double>(), 1 - 1e-9);
+  EXPECT_TRUE(summary["accuracy"].contains("finetune"));
+  EXPECT_TRUE(summary["accuracy"].contains("knn"));
+  EXPECT_TRUE(fs::exists(out / "predictions.h5"));
+  // The vector file is not a magnitude predictions file: compare says so in one line.
+  EXPECT_THROW(orbitlaw::probe::read_predictions((out / "predictions.h5").string()), orbitlaw::Error);
+  result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " + out.string() +
+                        " --set task=vector --set 'probes=[\"linear\"]'");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.lines(), 1) << result.output;
 }

@@ -11,6 +11,7 @@
 #include "orbitlaw/config.hpp"
 #include "orbitlaw/model.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
+#include "orbitlaw/probe/force_vectors.hpp"
 #include "orbitlaw/probe/regression.hpp"
 
 namespace orbitlaw::probe {
@@ -65,6 +66,24 @@ struct FineTuneResult {
 FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems& encoded,
                          const ForceRows& train, const ForceRows& validation, const ForceRows& test,
                          const FineTuneOptions& options);
+
+struct VectorFineTuneResult {
+  Eigen::MatrixXd test_prediction;        // normalised force vector per test row [n, dim]
+  Eigen::MatrixXd validation_prediction;  // from the selected state
+  int selected_step = 0;
+  double selected_validation_mse = 0;
+  std::vector<double> train_loss;
+  std::vector<std::pair<int, double>> validation_curve;
+  double seconds = 0;
+  Json json() const;
+};
+
+// The force-vector task: the same fine-tuning with a fresh Linear(n_embd -> dim) head regressing the
+// per-sequence normalised vectors (masked MSE over both components), selected on the validation rows; the
+// test rows' vectors are never read.
+VectorFineTuneResult fine_tune_vectors(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                                       const ForceVectorRows& train, const ForceVectorRows& validation,
+                                       const ForceVectorRows& test, const FineTuneOptions& options);
 
 struct LinearProbeOptions {
   std::vector<double> lambdas = default_ridge_lambdas();

@@ -21,7 +21,7 @@ Eigen::VectorXd newton_force(const ForceRows& rows);
 //   "masses"             m1 (planet), m2 (star)
 //   "r"                  separation
 //   "log_r", "log_masses" ln r; ln m1, ln m2 (a scale-free metric: neighbours at equal relative distance)
-// Default: relative position, relative velocity and masses, i.e. the full two-body state in the star's frame.
+// Default: ln r, ln m1, ln m2, the variables the force depends on, in a scale-free metric (see oracles.cpp).
 std::vector<std::string> default_knn_state();
 std::vector<std::string> knn_state_names();
 // The state matrix [n, columns]; throws Error naming an unknown variable.

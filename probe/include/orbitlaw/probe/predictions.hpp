@@ -5,6 +5,11 @@
 // Group predictions/<probe>: the predicted force magnitude per test row (finetune, linear, knn, newton, ...).
 // Root attributes (JSON strings): format ("orbitlaw-predictions"), schema_version, model, provenance, config,
 // probes (per-probe details such as selected step, layer, lambda, target scaling).
+//
+// The force-vector task writes its own layout (format "orbitlaw-vector-predictions", attribute task =
+// "vector"), read by experiments/report.py for the arrow figure: per test row position, star_position
+// [N, dim], force_true_vec [N, dim] (normalised per sequence), scale (the sequence's normaliser), mass, body,
+// system, row; group predictions_vec/<probe> [N, dim] (finetune, knn, newton).
 #include <Eigen/Core>
 #include <string>
 #include <utility>
@@ -12,6 +17,7 @@
 
 #include "orbitlaw/config.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
+#include "orbitlaw/probe/force_vectors.hpp"
 
 namespace orbitlaw::probe {
 
@@ -36,5 +42,18 @@ struct Predictions {
 void write_predictions(const std::string& path, const Predictions& predictions);
 // Throws Error with one line for a missing, corrupt or foreign file.
 Predictions read_predictions(const std::string& path);
+
+inline constexpr const char* kVectorPredictionsFormat = "orbitlaw-vector-predictions";
+
+struct VectorPredictions {
+  ForceVectorRows rows;                                         // the test rows and their true vectors
+  std::vector<std::pair<std::string, Eigen::MatrixXd>> probes;  // name -> predicted vectors [N, dim]
+  std::string model;
+  Json provenance = Json::object();
+  Json config = Json::object();
+  Json probe_details = Json::object();
+};
+// Writes atomically. Throws Error on a write failure or a probe whose shape differs from the rows'.
+void write_vector_predictions(const std::string& path, const VectorPredictions& predictions);
 
 }  // namespace orbitlaw::probe

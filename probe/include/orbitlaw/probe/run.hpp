@@ -2,8 +2,11 @@
 // One probe run as `orbitlaw probe` performs it: build the force dataset, run the probes (fine-tune, linear,
 // KNN, Newton), write predictions.h5, run the law searches on the predictions (sr.json), and record
 // provenance. Config keys (all optional), with their defaults in run.cpp:
-//   seed, threads, label, probes [finetune, linear, knn, newton],
-//   split {systems, test_fraction, validation_fraction, test_rows_per_system, train_rows_per_system,
+//   seed, threads, label, task ("magnitude": the two-body force-magnitude task and its law searches;
+//   "vector": the force-vector task of force_vectors.hpp, probes finetune, knn, newton, no law search),
+//   probes [finetune, linear, knn, newton], vector {label_fraction, validation_fraction,
+//   test_rows_per_system}, split {systems, test_fraction, validation_fraction, test_rows_per_system,
+//   train_rows_per_system,
 //          observed_rows (oracle-only runs; a checkpoint's tokenizer decides otherwise)},
 //   finetune {steps, batch_size, lr, head_lr, weight_decay, grad_clip, eval_interval, target},
 //   linear {lambdas, target, batch_size}, knn {k, state},
