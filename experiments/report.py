@@ -489,15 +489,18 @@ def section_probe(rep, config):
     rep.heading("Force probes")
     kinds = model_kinds(rep.run, config)
     scatter_done = False
+    vector_kinds = set()
     for kind in kinds:
         path = os.path.join(rep.run, "probe", kind, "predictions.h5")
         if not os.path.exists(path):
             rep.lack(f"force predictions of {kind}", f"{rep.rel(path)} does not exist")
             continue
         scatter_done |= plot_force_scatter(rep, config, kind, path)
-        plot_force_arrows(rep, config, kind, path)
+        if plot_force_arrows(rep, config, kind, path):
+            vector_kinds.add(kind)
     for kind in kinds:
-        plot_pareto(rep, config, kind)
+        if kind not in vector_kinds:  # the force-vector task has no law search, hence no fronts
+            plot_pareto(rep, config, kind)
     return scatter_done
 
 
@@ -544,19 +547,24 @@ def plot_force_scatter(rep, config, kind, path):
     return True
 
 
+# Arrow colours of the force-vector figure: the model's probe stands out; the oracles are references.
+PROBE_COLOURS = {"finetune": "tab:red", "knn": "tab:blue", "newton": "tab:green"}
+
+
 def plot_force_arrows(rep, config, kind, path):
+    """The force-vector figure; True when the file holds force vectors (drawn or not)."""
     if PLOTTING:
-        return  # already listed by the force scatter of this model
+        return False  # already listed by the force scatter of this model
     try:
         import h5py
     except ImportError:
-        return
+        return False
 
     with h5py.File(path, "r") as f:
         if "force_true_vec" not in f:
             if "force_arrows" in (config.get("report") or {}).get("expect", []):
                 rep.lack(f"force-arrow figure of {kind}", f"{rep.rel(path)} has no 'force_true_vec'")
-            return  # a force-magnitude probe has no vectors to draw
+            return False  # a force-magnitude probe has no vectors to draw
         pos = np.asarray(f["position"][...], dtype=float)
         true = np.asarray(f["force_true_vec"][...], dtype=float)
         group = f.get("predictions_vec")
@@ -582,17 +590,24 @@ def plot_force_arrows(rep, config, kind, path):
             sel = sel_panel & (body == b)
             ax.plot(pos[sel, 0], pos[sel, 1], ".", ms=1.5, color="0.7")
         p = pos[sel_panel]
-        ax.quiver(p[:, 0], p[:, 1], true[sel_panel, 0], true[sel_panel, 1], color="black", angles="xy",
-                  label="true force", width=0.003)
+        # One arrow scale for every probe in a panel (quiver would scale each call on its own): the 90th
+        # percentile of the true arrows' lengths spans 8% of the panel's width.
+        extent = float(np.ptp(p[:, 0])) if len(p) > 1 else 1.0
+        typical = float(np.percentile(np.hypot(true[sel_panel, 0], true[sel_panel, 1]), 90)) if len(p) else 1.0
+        scale = typical / (0.08 * extent) if typical > 0 and extent > 0 else None
+        arrows = dict(angles="xy", scale_units="xy", scale=scale, width=0.003)
+        ax.quiver(p[:, 0], p[:, 1], true[sel_panel, 0], true[sel_panel, 1], color="black", label="true force", **arrows)
         for name, pred in preds.items():
-            ax.quiver(p[:, 0], p[:, 1], pred[sel_panel, 0], pred[sel_panel, 1], color="tab:red", angles="xy",
-                      alpha=0.7, label=f"predicted ({name})", width=0.003)
+            ax.quiver(p[:, 0], p[:, 1], pred[sel_panel, 0], pred[sel_panel, 1], color=PROBE_COLOURS.get(name, "tab:red"),
+                      alpha=0.7, label=f"predicted ({name})", **arrows)
         ax.set_aspect("equal")
         ax.set_xlabel("x (AU)")
         ax.set_ylabel("y (AU)")
         ax.set_title(f"{label(config, kind)}: force vectors" + ("" if limit is None else f" (r ≤ {limit:.2g} AU)"))
         ax.legend(fontsize=8)
-    save(rep, fig, f"force_arrows_{kind}.png", f"True (black) and predicted (red) force arrows, {label(config, kind)}")
+    save(rep, fig, f"force_arrows_{kind}.png",
+         f"True (black) and predicted force arrows (fine-tuned model red, KNN oracle blue, Newton green), {label(config, kind)}")
+    return True
 
 
 def plot_pareto(rep, config, kind):
