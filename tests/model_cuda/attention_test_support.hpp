@@ -1,9 +1,14 @@
 #pragma once
-// Shared by the fused-attention tests: random inputs, one forward+backward, relative errors.
+// Shared by the fused-attention tests (CPU emulation and CUDA): random inputs, one forward+backward, relative
+// errors, and the check of the fused function against the float64 reference over a list of cases.
+#include <gtest/gtest.h>
 #include <torch/torch.h>
 
 #include <functional>
+#include <iostream>
+#include <string>
 
+#include "orbitlaw/fused_attention.hpp"
 #include "orbitlaw/unfused_attention_reference.hpp"
 
 namespace orbitlaw::model::cuda::testing {
@@ -67,6 +72,50 @@ struct Errors {
 inline Errors compare(const Result& x, const Result& ref) {
   return {relative_error(x.out, ref.out), relative_error(x.dq, ref.dq), relative_error(x.dk, ref.dk),
           relative_error(x.dv, ref.dv)};
+}
+
+// The function under test: the fused autograd function with LSSAR (reweight) or LSSA.
+inline AttentionFn fused(bool reweight, double p) {
+  return [=](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+    return fused_lssa_attention(q, k, v, reweight, p);
+  };
+}
+
+struct Case {
+  bool reweight;
+  double p;  // LSSAR power
+  int64_t length;
+  int64_t head_dim;
+};
+
+inline std::string describe(const Case& c) {
+  return "L=" + std::to_string(c.length) + " d=" + std::to_string(c.head_dim) +
+         (c.reweight ? " LSSAR p=" + std::to_string(static_cast<int>(c.p)) : std::string(" LSSA"));
+}
+
+// The fused function in `dtype` on `device` against the float64 reference for one case, on random
+// [batch, heads, L, d] inputs from `seed`, printed with `label`. For bfloat16 the reference sees the same
+// bf16-rounded inputs, so the error measured is the kernel's, not the inputs' rounding.
+inline Errors fused_vs_float64(const Case& c, torch::Dtype dtype, torch::Device device, int64_t batch,
+                               int64_t heads, uint64_t seed, const std::string& label) {
+  Inputs in = random_inputs(batch, heads, c.length, c.head_dim, seed);
+  if (dtype == torch::kBFloat16) {
+    for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
+      *t = t->to(torch::kBFloat16).to(torch::kFloat64);
+  }
+  const Result ref = reference(in, c.reweight, c.p);
+  const Errors err = compare(run_with_grads(fused(c.reweight, c.p), in, dtype, device), ref);
+  std::cout << "  " << label << " " << describe(c) << ": rel err out " << err.out << " dq " << err.dq
+            << " dk " << err.dk << " dv " << err.dv << "\n";
+  return err;
+}
+
+// Forward and all three gradients below `bound`, each reported on its own.
+inline void expect_all_below(const Errors& err, double bound) {
+  EXPECT_LT(err.out, bound);
+  EXPECT_LT(err.dq, bound);
+  EXPECT_LT(err.dk, bound);
+  EXPECT_LT(err.dv, bound);
 }
 
 }  // namespace orbitlaw::model::cuda::testing

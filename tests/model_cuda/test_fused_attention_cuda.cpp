@@ -7,54 +7,26 @@
 #include <vector>
 
 #include "attention_test_support.hpp"
-#include "orbitlaw/fused_attention.hpp"
 
 namespace orbitlaw::model::cuda {
 namespace {
 
-using testing::AttentionFn;
-using testing::compare;
-using testing::Errors;
-using testing::random_inputs;
-using testing::reference;
-using testing::run_with_grads;
+using namespace testing;  // the shared checks of attention_test_support.hpp
 
 bool cuda_ready() { return fused_attention_has_cuda_kernels() && torch::cuda::is_available(); }
 
-AttentionFn fused(bool reweight, double p) {
-  return [=](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-    return fused_lssa_attention(q, k, v, reweight, p);
-  };
-}
-
-struct Case {
-  bool reweight;
-  int64_t length;
-  int64_t head_dim;
-};
-
-const std::vector<Case> kCases = {{true, 1, 64},    {true, 5, 64},     {false, 63, 64}, {true, 64, 64},
-                                  {true, 65, 64},   {false, 257, 32},  {true, 257, 32}, {true, 1000, 64},
-                                  {true, 100, 128}, {false, 100, 128}, {true, 130, 16}};
-
-std::string describe(const Case& c) {
-  return "L=" + std::to_string(c.length) + " d=" + std::to_string(c.head_dim) +
-         (c.reweight ? " LSSAR" : " LSSA");
-}
+// Lengths around the tile sizes, including non-multiples; p = 15 for LSSAR.
+const std::vector<Case> kCases = {{true, 15, 1, 64},     {true, 15, 5, 64},    {false, 15, 63, 64},
+                                  {true, 15, 64, 64},    {true, 15, 65, 64},   {false, 15, 257, 32},
+                                  {true, 15, 257, 32},   {true, 15, 1000, 64}, {true, 15, 100, 128},
+                                  {false, 15, 100, 128}, {true, 15, 130, 16}};
 
 TEST(CudaVsFloat64, Float32) {
   if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
   for (const Case& c : kCases) {
     SCOPED_TRACE(describe(c));
-    const auto in = random_inputs(2, 3, c.length, c.head_dim, 100 + static_cast<uint64_t>(c.length));
-    const auto ref = reference(in, c.reweight, 15);
-    const Errors err = compare(run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCUDA), ref);
-    std::cout << "  cuda float32 " << describe(c) << ": rel err out " << err.out << " dq " << err.dq << " dk "
-              << err.dk << " dv " << err.dv << "\n";
-    EXPECT_LT(err.out, 1e-3);
-    EXPECT_LT(err.dq, 1e-3);
-    EXPECT_LT(err.dk, 1e-3);
-    EXPECT_LT(err.dv, 1e-3);
+    expect_all_below(fused_vs_float64(c, torch::kFloat32, torch::kCUDA, 2, 3, 100 + c.length, "cuda float32"),
+                     1e-3);
   }
 }
 
@@ -62,15 +34,9 @@ TEST(CudaVsFloat64, BFloat16) {
   if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
   for (const Case& c : kCases) {
     SCOPED_TRACE(describe(c));
-    auto in = random_inputs(2, 3, c.length, c.head_dim, 200 + static_cast<uint64_t>(c.length));
-    for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
-      *t = t->to(torch::kBFloat16).to(torch::kFloat64);
-    const auto ref = reference(in, c.reweight, 15);
-    const Errors err =
-        compare(run_with_grads(fused(c.reweight, 15), in, torch::kBFloat16, torch::kCUDA), ref);
-    std::cout << "  cuda bfloat16 " << describe(c) << ": rel err out " << err.out << " dq " << err.dq
-              << " dk " << err.dk << " dv " << err.dv << "\n";
-    EXPECT_LT(err.worst(), 1e-2);
+    EXPECT_LT(
+        fused_vs_float64(c, torch::kBFloat16, torch::kCUDA, 2, 3, 200 + c.length, "cuda bfloat16").worst(),
+        1e-2);
   }
 }
 

@@ -9,30 +9,11 @@
 
 #include "attention_test_support.hpp"
 #include "orbitlaw/error.hpp"
-#include "orbitlaw/fused_attention.hpp"
 
 namespace orbitlaw::model::cuda {
 namespace {
 
-using testing::AttentionFn;
-using testing::compare;
-using testing::Errors;
-using testing::random_inputs;
-using testing::reference;
-using testing::run_with_grads;
-
-AttentionFn fused(bool reweight, double p) {
-  return [=](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
-    return fused_lssa_attention(q, k, v, reweight, p);
-  };
-}
-
-struct Case {
-  bool reweight;
-  double p;
-  int64_t length;
-  int64_t head_dim;
-};
+using namespace testing;  // the shared checks of attention_test_support.hpp
 
 // Lengths around the tile sizes (64 keys for d <= 64, 32 for d = 128) and the first rows (O_i = 0 up to row
 // 3). One test per dtype looping over the cases: each CTest process pays LibTorch's start-up once.
@@ -41,24 +22,12 @@ const std::vector<Case> kCases = {{false, 1, 1, 16},   {true, 15, 1, 16},   {tru
                                   {true, 15, 65, 64},  {false, 1, 130, 64}, {true, 3, 130, 64},
                                   {true, 15, 200, 16}, {true, 15, 33, 128}, {false, 1, 70, 128}};
 
-std::string describe(const Case& c) {
-  return "L=" + std::to_string(c.length) + " d=" + std::to_string(c.head_dim) +
-         (c.reweight ? " LSSAR p=" + std::to_string(static_cast<int>(c.p)) : std::string(" LSSA"));
-}
-
 // float32 arithmetic in the tiles against float64 formulas: forward and all three gradients.
 TEST(EmulationVsFloat64, Float32MatchesReference) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(describe(c));
-    const auto in = random_inputs(2, 2, c.length, c.head_dim, 1000 + static_cast<uint64_t>(c.length));
-    const auto ref = reference(in, c.reweight, c.p);
-    const Errors err = compare(run_with_grads(fused(c.reweight, c.p), in, torch::kFloat32, torch::kCPU), ref);
-    std::cout << "  float32 " << describe(c) << ": rel err out " << err.out << " dq " << err.dq << " dk "
-              << err.dk << " dv " << err.dv << "\n";
-    EXPECT_LT(err.out, 1e-4);
-    EXPECT_LT(err.dq, 1e-4);
-    EXPECT_LT(err.dk, 1e-4);
-    EXPECT_LT(err.dv, 1e-4);
+    expect_all_below(fused_vs_float64(c, torch::kFloat32, torch::kCPU, 2, 2, 1000 + c.length, "float32"),
+                     1e-4);
   }
 }
 
@@ -66,14 +35,8 @@ TEST(EmulationVsFloat64, Float32MatchesReference) {
 TEST(EmulationVsFloat64, BFloat16MatchesReference) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(describe(c));
-    auto in = random_inputs(1, 2, c.length, c.head_dim, 2000 + static_cast<uint64_t>(c.length));
-    for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
-      *t = t->to(torch::kBFloat16).to(torch::kFloat64);
-    const auto ref = reference(in, c.reweight, c.p);
-    const Errors err =
-        compare(run_with_grads(fused(c.reweight, c.p), in, torch::kBFloat16, torch::kCPU), ref);
-    std::cout << "  bfloat16 " << describe(c) << ": worst rel err " << err.worst() << "\n";
-    EXPECT_LT(err.worst(), 1e-2);
+    EXPECT_LT(fused_vs_float64(c, torch::kBFloat16, torch::kCPU, 1, 2, 2000 + c.length, "bfloat16").worst(),
+              1e-2);
   }
 }
 
