@@ -31,10 +31,12 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
   write_provenance(dir.empty() ? "." : dir.string(), "eval", reader.resolved(), 0, library_versions());
   std::printf("loss %.4f (unigram %.4f), accuracy %.4f", result["loss"].get<double>(),
               result["next_token"]["unigram_loss"].get<double>(), result["accuracy"].get<double>());
-  if (result["trajectory_error"].contains("1") && result["trajectory_error"]["1"]["model"].is_number())
-    std::printf("; 1-step error %.4f AU (previous position %.4f AU)",
-                result["trajectory_error"]["1"]["model"].get<double>(),
-                result["trajectory_error"]["1"]["previous_position"].get<double>());
+  if (result["trajectory_error"].contains("1") && result["trajectory_error"]["1"]["model"].is_number()) {
+    const auto& one = result["trajectory_error"]["1"];
+    std::printf("; 1-step error %.4f AU (previous position %.4f AU; medians %.4f and %.4f AU)",
+                one["model"].get<double>(), one["previous_position"].get<double>(),
+                one["median"]["model"].get<double>(), one["median"]["previous_position"].get<double>());
+  }
   std::printf("; wrote %s\n", flags.out.c_str());
 }
 

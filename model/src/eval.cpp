@@ -1,5 +1,6 @@
 #include "orbitlaw/model/eval.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -44,14 +45,28 @@ torch::Tensor greedy(const GptOutput& out, int bins) {
   return torch::stack({x, y}, -1);
 }
 
+// Keeps every error: the mean is the headline figure, the median shows what a typical prediction does when a
+// few far-off ones dominate the mean.
 struct Accumulator {
-  double sum = 0;
+  std::vector<double> values;
   std::int64_t n = 0;
   void add(double v) {
-    sum += v;
+    values.push_back(v);
     ++n;
   }
-  Json mean() const { return n ? Json(sum / static_cast<double>(n)) : Json(nullptr); }
+  Json mean() const {
+    if (!n) return Json(nullptr);
+    double sum = 0;
+    for (double v : values) sum += v;
+    return Json(sum / static_cast<double>(n));
+  }
+  Json median() const {
+    if (!n) return Json(nullptr);
+    std::vector<double> sorted = values;
+    std::sort(sorted.begin(), sorted.end());
+    const auto h = sorted.size() / 2;
+    return Json(sorted.size() % 2 ? sorted[h] : 0.5 * (sorted[h - 1] + sorted[h]));
+  }
 };
 
 // Errors of one predicted position against the truth and the baselines, all from the observations before
@@ -84,10 +99,18 @@ struct RolloutErrors {
                       observed(last, 1) + ahead * (observed(last, 1) - observed(last - 1, 1))));
   }
   Json to_json(std::int64_t rollouts) const {
-    return Json{{"model", model.mean()},         {"previous_position", previous.mean()},
-                {"per_orbit_mean", mean.mean()}, {"constant_velocity", velocity.mean()},
-                {"token_oracle", oracle.mean()}, {"rollouts", rollouts},
-                {"positions", model.n}};
+    return Json{{"model", model.mean()},
+                {"previous_position", previous.mean()},
+                {"per_orbit_mean", mean.mean()},
+                {"constant_velocity", velocity.mean()},
+                {"token_oracle", oracle.mean()},
+                {"rollouts", rollouts},
+                {"positions", model.n},
+                {"median", Json{{"model", model.median()},
+                                {"previous_position", previous.median()},
+                                {"per_orbit_mean", mean.median()},
+                                {"constant_velocity", velocity.median()},
+                                {"token_oracle", oracle.median()}}}};
   }
 };
 

@@ -65,9 +65,14 @@ TEST_F(ModelCli, TrainThenEvalWritesTheDocumentedOutputs) {
     const auto& t = eval.at("trajectory_error").at(k);
     for (const char* key :
          {"model", "previous_position", "per_orbit_mean", "constant_velocity", "token_oracle"})
-      EXPECT_TRUE(t.at(key).is_number()) << k << " " << key;
+      EXPECT_TRUE(t.at(key).is_number() && t.at("median").at(key).is_number()) << k << " " << key;
     EXPECT_GT(t.at("rollouts").get<int>(), 0);
   }
+  // Medians: the token oracle's is within half a bin diagonal like each of its values; bodies move, so the
+  // previous position's is not zero.
+  const auto& one = eval["trajectory_error"]["1"];
+  EXPECT_LT(one["median"]["token_oracle"].get<double>(), 0.1 * std::sqrt(2.0));
+  EXPECT_GT(one["median"]["previous_position"].get<double>(), 0);
   // Bins are 0.2 AU wide (tiny preset): the bin-centre floor is at most half a bin diagonal.
   EXPECT_LT(eval["trajectory_error"]["1"]["token_oracle"].get<double>(), 0.1 * std::sqrt(2.0));
   ASSERT_EQ(eval.at("length_extrapolation").size(), 1u);

@@ -7,10 +7,10 @@
 //                 "sequences", "unigram_loss" (entropy of the data's own per-channel token frequencies: the
 //                 best any position-blind predictor can do), "uniform_loss" (ln vocab)},
 //  "trajectory_error": {"<k>": {"model", "previous_position", "per_orbit_mean", "constant_velocity",
-//                              "token_oracle", "rollouts", "positions"}},   mean error in AU over every
-//       predicted position of greedy k-step rollouts (k = 1: every position of every sequence,
-//       teacher-forced); baselines see the same decoded (bin-centre) observations as the model; token_oracle
-//       is the error of the true next token's bin centre (the quantisation floor),
+//                              "token_oracle", "rollouts", "positions", "median": {the same five}}},
+//       mean (and median) error in AU over every predicted position of greedy k-step rollouts (k = 1: every
+//       position of every sequence, teacher-forced); baselines see the same decoded (bin-centre) observations
+//       as the model; token_oracle is the error of the true next token's bin centre (the quantisation floor),
 //  "length_extrapolation": [{"factor", "length", "sequences", "loss"}],   factor x block_size positions
 //       (RoPE models; learned positions only have factor 1),
 //  "attention": [{"layer", "head", "entropy", "mean_distance", "zero_rows"}],   per row, averaged: entropy
