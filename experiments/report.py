@@ -406,6 +406,10 @@ def section_eval(rep, config):
     plot_attention(rep, config, evals)
 
 
+# The baselines of eval.json's trajectory_error entries (its other keys are counts and the medians).
+BASELINES = ["previous_position", "per_orbit_mean", "constant_velocity", "token_oracle"]
+
+
 def plot_trajectory_error(rep, config, evals):
     have = {k: e["trajectory_error"] for k, e in evals.items() if isinstance(e.get("trajectory_error"), dict)}
     if not have:
@@ -416,18 +420,26 @@ def plot_trajectory_error(rep, config, evals):
     series = {label(config, kind): {h: (table.get(h) or {}).get("model") for h in horizons} for kind, table in have.items()}
     first = next(iter(have.values()))
     for h in horizons:
-        for name, value in (first.get(h) or {}).items():
-            if name != "model":
-                series.setdefault(f"baseline: {name.replace('_', ' ')}", {})[h] = value
+        for name in BASELINES:
+            series.setdefault(f"baseline: {name.replace('_', ' ')}", {})[h] = (first.get(h) or {}).get(name)
     rows = [[name] + [values.get(h) for h in horizons] for name, values in series.items()]
-    rep.table(["trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
+    rep.table(["mean trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
+    # Medians (eval.json "median"): what a typical prediction does when a few far-off ones dominate the mean.
+    medians = {label(config, kind): {h: ((table.get(h) or {}).get("median") or {}).get("model") for h in horizons}
+               for kind, table in have.items()}
+    for name in BASELINES:
+        medians[f"baseline: {name.replace('_', ' ')}"] = {
+            h: ((first.get(h) or {}).get("median") or {}).get(name) for h in horizons}
+    if any(v is not None for values in medians.values() for v in values.values()):
+        rows = [[name] + [values.get(h) for h in horizons] for name, values in medians.items()]
+        rep.table(["median trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
     if not can_plot(rep, "trajectory error plot"):
         return
     fig, ax = plt.subplots(figsize=(7, 4))
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
         xs = [j + i * width for j in range(len(horizons))]
-        ax.bar(xs, [values.get(h, np.nan) for h in horizons], width, label=name)
+        ax.bar(xs, [np.nan if values.get(h) is None else values[h] for h in horizons], width, label=name)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(horizons))])
     ax.set_xticklabels([f"{h}-step" for h in horizons])
     ax.set_yscale("log")
