@@ -205,40 +205,16 @@ void backward_for(const Problem& pb, const BackwardBuffers& buf) {
   });
 }
 
-// Calls f.template operator()<scalar_t, D>() for the problem's dtype and head dimension.
-template <class F>
-void dispatch(const Problem& pb, F&& f) {
-  auto by_dim = [&]<typename scalar_t>() {
-    switch (pb.head_dim) {
-      case 16:
-        return f.template operator()<scalar_t, 16>();
-      case 32:
-        return f.template operator()<scalar_t, 32>();
-      case 64:
-        return f.template operator()<scalar_t, 64>();
-      case 128:
-        return f.template operator()<scalar_t, 128>();
-    }
-  };
-  if (pb.scalar == ScalarKind::kFloat32) {
-    by_dim.template operator()<float>();
-  } else {
-    by_dim.template operator()<c10::BFloat16>();
-  }
-}
-
 }  // namespace
 
-bool supported_head_dim(int head_dim) {
-  return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128;
-}
-
 void emulate_forward(const Problem& problem, const ForwardBuffers& buffers) {
-  dispatch(problem, [&]<typename scalar_t, int D>() { forward_for<scalar_t, D>(problem, buffers); });
+  dispatch_problem<c10::BFloat16>(
+      problem, [&]<typename scalar_t, int D>() { forward_for<scalar_t, D>(problem, buffers); });
 }
 
 void emulate_backward(const Problem& problem, const BackwardBuffers& buffers) {
-  dispatch(problem, [&]<typename scalar_t, int D>() { backward_for<scalar_t, D>(problem, buffers); });
+  dispatch_problem<c10::BFloat16>(
+      problem, [&]<typename scalar_t, int D>() { backward_for<scalar_t, D>(problem, buffers); });
 }
 
 }  // namespace orbitlaw::model::cuda::detail

@@ -247,29 +247,6 @@ void backward_for(const Problem& pb, const BackwardBuffers& buf, cudaStream_t st
   check_launch("backward (keys)");
 }
 
-template <class F>
-void dispatch(const Problem& pb, F&& f) {
-  auto by_dim = [&](auto scalar_tag) {
-    using scalar_t = decltype(scalar_tag);
-    switch (pb.head_dim) {
-      case 16:
-        return f.template operator()<scalar_t, 16>();
-      case 32:
-        return f.template operator()<scalar_t, 32>();
-      case 64:
-        return f.template operator()<scalar_t, 64>();
-      case 128:
-        return f.template operator()<scalar_t, 128>();
-    }
-    throw std::runtime_error("fused attention: unsupported head dimension " + std::to_string(pb.head_dim));
-  };
-  if (pb.scalar == ScalarKind::kFloat32) {
-    by_dim(float{});
-  } else {
-    by_dim(__nv_bfloat16{});
-  }
-}
-
 struct ForwardLauncher {
   const Problem& pb;
   const ForwardBuffers& buf;
@@ -293,11 +270,13 @@ struct BackwardLauncher {
 }  // namespace
 
 void cuda_forward(const Problem& problem, const ForwardBuffers& buffers, void* stream) {
-  dispatch(problem, ForwardLauncher{problem, buffers, static_cast<cudaStream_t>(stream)});
+  dispatch_problem<__nv_bfloat16>(problem,
+                                  ForwardLauncher{problem, buffers, static_cast<cudaStream_t>(stream)});
 }
 
 void cuda_backward(const Problem& problem, const BackwardBuffers& buffers, void* stream) {
-  dispatch(problem, BackwardLauncher{problem, buffers, static_cast<cudaStream_t>(stream)});
+  dispatch_problem<__nv_bfloat16>(problem,
+                                  BackwardLauncher{problem, buffers, static_cast<cudaStream_t>(stream)});
 }
 
 }  // namespace orbitlaw::model::cuda::detail

@@ -2,6 +2,8 @@
 // Internal entry points of the fused attention: plain pointers, no LibTorch, so that nvcc never parses torch
 // headers. fused_attention.cpp validates the tensors, allocates the outputs and calls these.
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 namespace orbitlaw::model::cuda::detail {
 
@@ -42,7 +44,36 @@ struct BackwardBuffers {
   void* grad_v;
 };
 
-bool supported_head_dim(int head_dim);
+// The head dimensions the kernels (and the emulation) are instantiated for.
+inline bool supported_head_dim(int head_dim) {
+  return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128;
+}
+
+// Calls f.template operator()<scalar_t, D>() for the problem's element type of v (float, or Bf16: the
+// bfloat16 type of the compiler at hand) and head dimension D; shared by the CUDA and the CPU entry points so
+// both instantiate the same set. C++17, for nvcc.
+template <typename Bf16, class F>
+void dispatch_problem(const Problem& pb, F&& f) {
+  auto by_dim = [&](auto scalar_tag) {
+    using scalar_t = decltype(scalar_tag);
+    switch (pb.head_dim) {
+      case 16:
+        return f.template operator()<scalar_t, 16>();
+      case 32:
+        return f.template operator()<scalar_t, 32>();
+      case 64:
+        return f.template operator()<scalar_t, 64>();
+      case 128:
+        return f.template operator()<scalar_t, 128>();
+    }
+    throw std::runtime_error("fused attention: unsupported head dimension " + std::to_string(pb.head_dim));
+  };
+  if (pb.scalar == ScalarKind::kFloat32) {
+    by_dim(float{});
+  } else {
+    by_dim(Bf16{});
+  }
+}
 
 // CPU emulation of the tiled kernels (same tile loops); fused_attention_cpu.cpp.
 void emulate_forward(const Problem& problem, const ForwardBuffers& buffers);
