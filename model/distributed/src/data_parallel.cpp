@@ -104,7 +104,9 @@ c10::intrusive_ptr<c10d::Store> make_store(const LaunchEnvironment& env, std::ch
   }
   c10d::TCPStoreOptions options;
   options.port = static_cast<std::uint16_t>(env.master_port);
-  options.isServer = env.rank == 0;
+  // Under torchrun its agent already hosts the store on MASTER_PORT and says so: every rank is a client.
+  const bool agent_store = string_variable("TORCHELASTIC_USE_AGENT_STORE") == "True";
+  options.isServer = env.rank == 0 && !agent_store;
   options.numWorkers = env.world_size;
   options.waitWorkers = true;
   options.timeout = timeout;

@@ -29,7 +29,8 @@ namespace orbitlaw::model::distributed {
 //   or ORBITLAW_DIST_FILE_STORE=<path> (a FileStore on a shared file system; takes precedence over TCP).
 //   LOCAL_RANK (default: RANK) picks this process's GPU; LOCAL_WORLD_SIZE (default: WORLD_SIZE) is the
 //   number of ranks on this machine, which share its CPU cores.
-//   GLOO_SOCKET_IFNAME, when set, names the network interface Gloo uses.
+//   GLOO_SOCKET_IFNAME, when set, names the network interface Gloo uses. Under torchrun
+//   (TORCHELASTIC_USE_AGENT_STORE=True) its agent hosts the TCPStore and every rank connects as a client.
 struct LaunchEnvironment {
   int rank = 0;
   int world_size = 1;
