@@ -15,10 +15,9 @@ Eigen::VectorXd newton_force(const ForceRows& rows) {
 }
 
 // The log-space state (ln r, ln m1, ln m2): on the quickstart's probe dataset (1000 two-body systems) the
-// linear state (relative position, relative velocity, masses) gave test R^2 -0.06 and a median relative error
-// of 36%, because standardising linear columns that span decades makes the small-mass, small-force corner
-// nearly empty and the 1/r^2 force changes fastest where r is small; the log state gave R^2 0.97 and 12%
-// (probe/README.md).
+// linear state (relative position, relative velocity, masses) gave test R^2 -0.01 and a median relative error
+// of 33%, because standardising linear columns that span decades leaves the small-mass, small-r corner (where
+// 1/r^2 changes fastest) with distant neighbours; the log state gave R^2 0.86 and 11% (probe/README.md).
 std::vector<std::string> default_knn_state() { return {"log_r", "log_masses"}; }
 
 std::vector<std::string> knn_state_names() {

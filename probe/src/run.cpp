@@ -311,9 +311,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     predictions.probes = ordered;
   }
   predictions.probe_details = details;
-  predictions.provenance = provenance_record("probe", resolved, seed, library_versions);
-  predictions.provenance["checkpoint"] = paths.checkpoint;
-  predictions.provenance["data"] = paths.data;
+  predictions.provenance = detail::predictions_provenance(resolved, seed, library_versions, paths);
 
   ProbeRunSummary out;
   const std::filesystem::path dir(paths.out);
@@ -358,10 +356,27 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
                      {"accuracy", accuracy},
                      {"probes", details},
                      {"config", resolved}};
-  out.summary_path = (dir / "probe.json").string();
-  write_text_atomic(out.summary_path, out.summary.dump(2) + "\n");
-  out.provenance_path = write_provenance(paths.out, "probe", resolved, seed, library_versions);
+  detail::write_summary_and_provenance(out, paths, resolved, seed, library_versions);
   return out;
 }
+
+namespace detail {
+
+Json predictions_provenance(const Json& resolved, std::uint64_t seed, const Json& library_versions,
+                            const ProbeRunPaths& paths) {
+  Json record = provenance_record("probe", resolved, seed, library_versions);
+  record["checkpoint"] = paths.checkpoint;
+  record["data"] = paths.data;
+  return record;
+}
+
+void write_summary_and_provenance(ProbeRunSummary& out, const ProbeRunPaths& paths, const Json& resolved,
+                                  std::uint64_t seed, const Json& library_versions) {
+  out.summary_path = (std::filesystem::path(paths.out) / "probe.json").string();
+  write_text_atomic(out.summary_path, out.summary.dump(2) + "\n");
+  out.provenance_path = write_provenance(paths.out, "probe", resolved, seed, library_versions);
+}
+
+}  // namespace detail
 
 }  // namespace orbitlaw::probe

@@ -6,9 +6,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/probe/predictions.hpp"
-#include "orbitlaw/provenance.hpp"
 
 namespace orbitlaw::probe::detail {
 
@@ -47,9 +45,8 @@ ProbeRunSummary run_vector_task(const VectorTask& task, const ProbeRunPaths& pat
     }
   }
   predictions.probe_details = details;
-  predictions.provenance = provenance_record("probe", task.resolved_config, task.seed, task.library_versions);
-  predictions.provenance["checkpoint"] = paths.checkpoint;
-  predictions.provenance["data"] = paths.data;
+  predictions.provenance =
+      predictions_provenance(task.resolved_config, task.seed, task.library_versions, paths);
 
   ProbeRunSummary out;
   const std::filesystem::path dir(paths.out);
@@ -77,10 +74,7 @@ ProbeRunSummary run_vector_task(const VectorTask& task, const ProbeRunPaths& pat
                      {"accuracy", accuracy},
                      {"probes", details},
                      {"config", task.resolved_config}};
-  out.summary_path = (dir / "probe.json").string();
-  write_text_atomic(out.summary_path, out.summary.dump(2) + "\n");
-  out.provenance_path =
-      write_provenance(paths.out, "probe", task.resolved_config, task.seed, task.library_versions);
+  write_summary_and_provenance(out, paths, task.resolved_config, task.seed, task.library_versions);
   return out;
 }
 

@@ -26,4 +26,11 @@ struct VectorTask {
 
 ProbeRunSummary run_vector_task(const VectorTask& task, const ProbeRunPaths& paths);
 
+// Shared by both tasks (defined in run.cpp). The provenance record embedded in a predictions file.
+Json predictions_provenance(const Json& resolved, std::uint64_t seed, const Json& library_versions,
+                            const ProbeRunPaths& paths);
+// Writes out.summary as probe.json and the run's provenance record into paths.out; sets their paths in `out`.
+void write_summary_and_provenance(ProbeRunSummary& out, const ProbeRunPaths& paths, const Json& resolved,
+                                  std::uint64_t seed, const Json& library_versions);
+
 }  // namespace orbitlaw::probe::detail
