@@ -8,11 +8,14 @@
 #include "cli_common.hpp"
 #include "orbitlaw/build_info.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/memory.hpp"
 #include "orbitlaw/provenance.hpp"
 
 int main(int argc, char** argv) {
+  orbitlaw::retain_freed_memory();
   orbitlaw::set_command_line(argc, argv);
-  CLI::App app{"orbitlaw: simulate solar systems, train transformers on them, and ask which force law they learned"};
+  CLI::App app{
+      "orbitlaw: simulate solar systems, train transformers on them, and ask which force law they learned"};
   app.set_version_flag("--version", std::string("orbitlaw ") + orbitlaw::build_version() + " (" +
                                         orbitlaw::build_git_revision() + ")");
   app.require_subcommand(1);

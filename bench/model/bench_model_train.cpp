@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "orbitlaw/memory.hpp"
 #include "orbitlaw/model.hpp"
 #include "orbitlaw/model/device.hpp"
 
@@ -31,6 +32,7 @@ std::pair<double, double> rss_mib() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  orbitlaw::retain_freed_memory();  // as the orbitlaw tool does
   using namespace orbitlaw::model;
   std::string kind = "softmax", preset_name = "small";
   int steps = 10, warmup = 3, batch = 8, threads = 2;

@@ -3,6 +3,9 @@
 # (gpt_reference.py): same preset, attention kind, batch and threads, measured in the same run. Each side
 # runs in its own process (alternating, REPEATS times); the figure per side is the median step time of its
 # best-of-repeats process after warm-up. Prints a table with the ratio C++ / Python (> 1: C++ faster).
+# The C++ side keeps freed activations in the heap (orbitlaw::retain_freed_memory, as the orbitlaw tool does);
+# Python runs with glibc's defaults, as a PyTorch user gets it. Given the same setting through
+# GLIBC_TUNABLES=glibc.malloc.mmap_threshold=...:glibc.malloc.trim_threshold=..., Python gains about 6%.
 #
 #   bash bench/model/run.sh [BUILD_DIR]       env: PRESET (small), KINDS, BATCH (8), THREADS (2), STEPS (10),
 #                                             WARMUP (3), REPEATS (2)
