@@ -45,6 +45,13 @@ target_include_directories(orbitlaw_torch SYSTEM INTERFACE ${TORCH_INCLUDE_DIRS}
 foreach(_d ${ORBITLAW_TORCH_NVIDIA_LIBDIRS})
   target_link_options(orbitlaw_torch INTERFACE "LINKER:-rpath-link,${_d}")
 endforeach()
+# Some torch wheels (2.5 to at least 2.11; pytorch/pytorch#133437) export copies of libstdc++'s
+# std::filesystem functions from libtorch.so and libtorch_cpu.so; a program that lists those libraries before
+# libstdc++ calls the copies, and with torch 2.11 std::filesystem::remove_all crashes (a null call). The dynamic
+# loader takes the first definition in DT_NEEDED order, so libstdc++ is named first: link options precede the
+# objects and libraries on the link line, and --no-as-needed keeps it although nothing references it yet there.
+# tests/common/check_link_order.sh checks the order.
+target_link_options(orbitlaw_torch INTERFACE "LINKER:--push-state,--no-as-needed,-lstdc++,--pop-state")
 
 set(ORBITLAW_HAVE_CUDA OFF)
 if(NOT ORBITLAW_CUDA STREQUAL "OFF")
