@@ -21,7 +21,8 @@ void add_probe_command(CLI::App& app) {
       ->required();
   sub->add_flag("--oracle-only", paths.oracle_only, "run only the KNN and Newton oracles (no model probes)");
   sub->footer(
-      "Config keys (--config FILE / --set key=value): seed, threads, label, task (magnitude | vector), "
+      "Config keys (--config FILE / --set key=value): seed, threads, device, time_limit_seconds, label, task "
+      "(magnitude | vector), "
       "probes, "
       "split.*, vector.*, finetune.*, linear.*, knn.*, sr.* (see probe/include/orbitlaw/probe/run.hpp).");
   sub->callback([&options] {

@@ -183,6 +183,7 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
                {"best", Json{{"expression", g.law}, {"complexity", g.complexity}, {"loss", g.loss}}},
                {"newton", g.newton.equivalent},
                {"verdict", g.newton.json()},
+               {"iterations_run", g.result.iterations_run},
                {"seconds", g.result.seconds}});
     }
     const auto& s = search.options.search;
@@ -199,6 +200,7 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
                                          {"iterations", s.iterations},
                                          {"populations", s.populations},
                                          {"population_size", s.population_size},
+                                         {"time_limit_seconds_per_galaxy", s.time_limit_seconds},
                                          {"selection", "best: highest score among losses <= 1.5 x minimum"}}},
                         {"galaxies", galaxies},
                         {"seconds", search.seconds}});

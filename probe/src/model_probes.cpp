@@ -87,15 +87,19 @@ std::vector<SystemRows> group_by_system(const std::vector<std::int64_t>& systems
   return out;
 }
 
+// The device the model's weights are on: every tensor a probe feeds it goes there.
+torch::Device device_of(const model::Gpt& net) { return net->parameters().front().device(); }
+
 // Tokens [B, L, 2] int64 of a batch of systems, and the flat indices (b * L + position) of their labelled
-// rows.
+// rows, on `device`.
 struct Batch {
   torch::Tensor tokens;
   torch::Tensor flat_positions;
   std::vector<std::int64_t> row_indices;
 };
 
-Batch make_batch(const std::vector<const SystemRows*>& groups, const EncodedSystems& encoded) {
+Batch make_batch(const std::vector<const SystemRows*>& groups, const EncodedSystems& encoded,
+                 torch::Device device) {
   std::vector<torch::Tensor> tokens;
   std::vector<std::int64_t> flat;
   Batch batch;
@@ -107,30 +111,33 @@ Batch make_batch(const std::vector<const SystemRows*>& groups, const EncodedSyst
       batch.row_indices.push_back(groups[b]->indices[k]);
     }
   }
-  batch.tokens = torch::stack(tokens).to(torch::kInt64);
-  batch.flat_positions = torch::tensor(flat, torch::kInt64);
+  batch.tokens = torch::stack(tokens).to(device, torch::kInt64);
+  batch.flat_positions = torch::tensor(flat, torch::kInt64).to(device);
   return batch;
 }
 
-// Rows `indices` of the targets as a [n, outputs] tensor.
-torch::Tensor to_tensor(const Eigen::MatrixXd& targets, const std::vector<std::int64_t>& indices) {
+// Rows `indices` of the targets as a [n, outputs] tensor on `device`.
+torch::Tensor to_tensor(const Eigen::MatrixXd& targets, const std::vector<std::int64_t>& indices,
+                        torch::Device device) {
   std::vector<float> values;
   values.reserve(indices.size() * static_cast<std::size_t>(targets.cols()));
   for (auto i : indices)
     for (Eigen::Index j = 0; j < targets.cols(); ++j) values.push_back(static_cast<float>(targets(i, j)));
   return torch::tensor(values, torch::kFloat32)
-      .reshape({static_cast<std::int64_t>(indices.size()), static_cast<std::int64_t>(targets.cols())});
+      .reshape({static_cast<std::int64_t>(indices.size()), static_cast<std::int64_t>(targets.cols())})
+      .to(device);
 }
 
-Eigen::MatrixXd to_eigen(const torch::Tensor& t) {  // [n, k]
-  const auto c = t.to(torch::kFloat64).contiguous();
+Eigen::MatrixXd to_eigen(const torch::Tensor& t) {  // [n, k], on any device
+  const auto c = t.to(torch::kCPU, torch::kFloat64).contiguous();
   return Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
       c.data_ptr<double>(), c.size(0), c.size(1));
 }
 
-// A fresh model with the same weights as `source` (LibTorch modules here are not Cloneable).
+// A fresh model with the same weights as `source`, on its device (LibTorch modules here are not Cloneable).
 model::Gpt copy_model(const model::LoadedModel& loaded) {
   model::Gpt copy(loaded.config);
+  copy->to(device_of(loaded.module));
   torch::NoGradGuard no_grad;
   auto target = copy->named_parameters(true);
   for (const auto& item : loaded.module->named_parameters(true)) target[item.key()].copy_(item.value());
@@ -150,7 +157,7 @@ Eigen::MatrixXd predict_scaled(model::Gpt& net, torch::nn::Linear& head,
     std::vector<const SystemRows*> chunk;
     for (std::size_t k = start; k < std::min(groups.size(), start + batch_size); ++k)
       chunk.push_back(&groups[k]);
-    Batch batch = make_batch(chunk, encoded);
+    Batch batch = make_batch(chunk, encoded, device_of(net));
     auto hidden = net->hidden_states(batch.tokens).back();
     auto flat = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.flat_positions);
     const Eigen::MatrixXd values = to_eigen(head->forward(flat));
@@ -184,11 +191,13 @@ Json FineTuneOptions::to_json() const {
               {"eval_interval", eval_interval},
               {"target", TargetScaler::to_string(target)},
               {"seed", seed},
-              {"threads", threads}};
+              {"threads", threads},
+              {"time_limit_seconds", time_limit_seconds}};
 }
 
 Json FineTuneResult::json() const {
   return Json{{"selected_step", selected_step},
+              {"steps_run", steps_run},
               {"selected_validation_mse", selected_validation_mse},
               {"validation_curve", curve_json(validation_curve)},
               {"final_train_loss", train_loss.empty() ? 0.0 : train_loss.back()},
@@ -206,6 +215,7 @@ struct HeadFit {
   double selected_validation_mse = 0;
   std::vector<double> train_loss;
   std::vector<std::pair<int, double>> validation_curve;
+  int steps_run = 0;
 };
 
 // Fine-tunes a copy of the model with a fresh Linear(n_embd -> outputs) head: masked MSE on the train rows'
@@ -225,6 +235,8 @@ HeadFit fit_head(const model::LoadedModel& loaded, const EncodedSystems& encoded
   torch::manual_seed(options.seed);
   model::Gpt net = copy_model(loaded);
   torch::nn::Linear head(torch::nn::LinearOptions(loaded.config.n_embd, train_target.cols()));
+  const torch::Device device = device_of(net);
+  head->to(device);
   std::vector<torch::optim::OptimizerParamGroup> groups;
   groups.emplace_back(net->parameters(),
                       std::make_unique<torch::optim::AdamWOptions>(
@@ -253,6 +265,12 @@ HeadFit fit_head(const model::LoadedModel& loaded, const EncodedSystems& encoded
     }
   };
 
+  const auto start = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    return options.time_limit_seconds > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >
+               options.time_limit_seconds;
+  };
   evaluate(0);
   detail::SplitMix64 rng(detail::derive_seed(options.seed, 7));
   for (int step = 1; step <= options.steps; ++step) {
@@ -260,11 +278,11 @@ HeadFit fit_head(const model::LoadedModel& loaded, const EncodedSystems& encoded
     std::vector<const SystemRows*> chunk;
     for (int b = 0; b < options.batch_size; ++b)
       chunk.push_back(&train_groups[rng.below(train_groups.size())]);
-    Batch batch = make_batch(chunk, encoded);
+    Batch batch = make_batch(chunk, encoded, device);
     auto hidden = net->hidden_states(batch.tokens).back();
     auto flat = hidden.reshape({-1, hidden.size(2)}).index_select(0, batch.flat_positions);
     auto predicted = head->forward(flat);
-    auto loss = torch::mse_loss(predicted, to_tensor(train_target, batch.row_indices));
+    auto loss = torch::mse_loss(predicted, to_tensor(train_target, batch.row_indices, device));
     optimizer.zero_grad();
     loss.backward();
     if (options.grad_clip > 0) {
@@ -278,7 +296,10 @@ HeadFit fit_head(const model::LoadedModel& loaded, const EncodedSystems& encoded
       throw Error("fine-tune: the training loss became non-finite at step " + std::to_string(step) +
                   " (lower probe.finetune.lr)");
     }
-    if (step % options.eval_interval == 0 || step == options.steps) evaluate(step);
+    result.steps_run = step;
+    const bool stop = out_of_time();
+    if (step % options.eval_interval == 0 || step == options.steps || stop) evaluate(step);
+    if (stop) break;
   }
 
   {  // Restore the selected state.
@@ -312,6 +333,7 @@ FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems&
   result.selected_validation_mse = fit.selected_validation_mse;
   result.train_loss = fit.train_loss;
   result.validation_curve = fit.validation_curve;
+  result.steps_run = fit.steps_run;
   result.validation_prediction = result.scaler.inverse(fit.validation.col(0));
   result.test_prediction = result.scaler.inverse(fit.test.col(0));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
@@ -320,6 +342,7 @@ FineTuneResult fine_tune(const model::LoadedModel& loaded, const EncodedSystems&
 
 Json VectorFineTuneResult::json() const {
   return Json{{"selected_step", selected_step},
+              {"steps_run", steps_run},
               {"selected_validation_mse", selected_validation_mse},
               {"validation_curve", curve_json(validation_curve)},
               {"final_train_loss", train_loss.empty() ? 0.0 : train_loss.back()},
@@ -343,6 +366,7 @@ VectorFineTuneResult fine_tune_vectors(const model::LoadedModel& loaded, const E
   result.selected_validation_mse = fit.selected_validation_mse;
   result.train_loss = fit.train_loss;
   result.validation_curve = fit.validation_curve;
+  result.steps_run = fit.steps_run;
   result.validation_prediction = fit.validation;
   result.test_prediction = fit.test;
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
@@ -396,11 +420,11 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
       for (std::size_t k = start; k < std::min(groups.size(), start + options.batch_size); ++k) {
         chunk.push_back(&groups[k]);
       }
-      Batch batch = make_batch(chunk, encoded);
+      Batch batch = make_batch(chunk, encoded, device_of(model));
       auto states = model->hidden_states(batch.tokens);
       for (int layer = 0; layer < layers; ++layer) {
         auto flat = states[layer].reshape({-1, width}).index_select(0, batch.flat_positions);
-        const auto f = flat.to(torch::kFloat64).contiguous();
+        const auto f = flat.to(torch::kCPU, torch::kFloat64).contiguous();
         const Eigen::MatrixXd features =
             Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
                 f.data_ptr<double>(), f.size(0), f.size(1));

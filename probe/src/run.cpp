@@ -9,6 +9,7 @@
 
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/model/device.hpp"
 #include "orbitlaw/probe.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
 #include "orbitlaw/provenance.hpp"
@@ -74,6 +75,14 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   const auto seed = reader.get<std::uint64_t>("seed", 0);
   const int threads = reader.get("threads", 2);
   if (threads < 1) throw Error("probe config: 'threads' must be >= 1");
+  // Where the model runs: "auto" (CUDA when available), "cpu", "cuda" or "cuda:N".
+  const auto device_name = reader.get<std::string>("device", "auto");
+  // A wall-time budget for the whole run (0: none), for callers with a deadline such as gpu-study:
+  // fine-tuning gets 35% of it unless finetune.time_limit_seconds says otherwise, and each law search an
+  // equal share of what is left when it starts. Searches cut short keep the best laws found so far.
+  const auto time_limit = reader.get<double>("time_limit_seconds", 0.0);
+  if (!(time_limit >= 0)) throw Error("probe config: 'time_limit_seconds' must be >= 0");
+  const auto run_start = std::chrono::steady_clock::now();
   std::string label = reader.get<std::string>("label", "");
   const bool use_model = !paths.checkpoint.empty() && !paths.oracle_only;
   // "magnitude": the two-body force-magnitude task and its law searches; "vector": the force-vector task.
@@ -130,6 +139,9 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     finetune.grad_clip = s.get("grad_clip", finetune.grad_clip);
     finetune.eval_interval = s.get("eval_interval", finetune.eval_interval);
     finetune.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
+    finetune.time_limit_seconds = s.get("time_limit_seconds", time_limit > 0 ? 0.35 * time_limit : 0.0);
+    if (!(finetune.time_limit_seconds >= 0))
+      throw Error("probe config: 'finetune.time_limit_seconds' must be >= 0");
     finetune.seed = seed;
     finetune.threads = threads;
     s.finish();
@@ -213,11 +225,12 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     if (!std::filesystem::exists(paths.checkpoint))
       throw Error("checkpoint " + paths.checkpoint + " does not exist");
     torch::set_num_threads(threads);
-    loaded = model::load_model(paths.checkpoint);
+    loaded = model::load_model(paths.checkpoint, model::resolve_device(device_name));
     split.observed_rows = loaded.tokenizer.rows - 2;  // inputs are rows - 1 positions, the cadence first
     if (label.empty()) label = model_label(loaded.config);
     log("loaded " + paths.checkpoint + " (" + label + ", " +
-        std::to_string(loaded.module->parameter_count()) + " parameters)");
+        std::to_string(loaded.module->parameter_count()) + " parameters) on " +
+        loaded.module->parameters().front().device().str());
   }
   if (label.empty()) label = "oracle";
   reader.finish();
@@ -329,8 +342,21 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   }
 
   std::vector<LawSearch> searches;
-  for (const auto& options : protocol_options) {
+  std::size_t searches_left = protocol_options.size() * sr_probes.size();
+  for (const auto& protocol : protocol_options) {
     for (const auto& probe : sr_probes) {
+      LawSearchOptions options = protocol;
+      if (time_limit > 0) {
+        // 5% of the budget is kept for writing; each remaining search gets an equal share of the rest.
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+        const double share =
+            std::max(1.0, (0.95 * time_limit - elapsed) / static_cast<double>(searches_left));
+        const double per_galaxy = share / std::max(1, options.galaxies);
+        const double own = protocol.search.time_limit_seconds;
+        options.search.time_limit_seconds = own > 0 ? std::min(own, per_galaxy) : per_galaxy;
+      }
+      --searches_left;
       searches.push_back(search_laws(predictions, probe, options));
       const auto& s = searches.back();
       int newton = 0;

@@ -93,6 +93,28 @@ TEST(FineTune, LearnsOnTrainRowsAndSelectsOnValidation) {
   EXPECT_EQ(again.test_prediction, result.test_prediction);
 }
 
+TEST(FineTune, TimeLimitStopsEarlyAndKeepsTheBestStateSoFar) {
+  auto& s = setup();
+  FineTuneOptions options = quick_finetune();
+  options.steps = 1000000;  // hours on one core: only the limit can end it
+  options.eval_interval = 1000;
+  options.time_limit_seconds = 0.5;
+  const auto result = fine_tune(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, options);
+  EXPECT_GT(result.steps_run, 0);
+  EXPECT_LT(result.steps_run, options.steps);
+  EXPECT_EQ(result.train_loss.size(), static_cast<std::size_t>(result.steps_run));
+  // Checked at step 0 and, because the limit stopped it, at the last step run.
+  ASSERT_EQ(result.validation_curve.size(), 2u);
+  EXPECT_EQ(result.validation_curve.back().first, result.steps_run);
+  EXPECT_TRUE(result.test_prediction.allFinite());
+  EXPECT_EQ(result.json()["steps_run"], result.steps_run);
+  // Without a limit the same options run every step (here 40 of them).
+  options.steps = 40;
+  options.time_limit_seconds = 0;
+  EXPECT_EQ(fine_tune(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, options).steps_run,
+            40);
+}
+
 TEST(LinearProbe, TestLabelsNeverReachSelection) {
   auto& s = setup();
   LinearProbeOptions options;

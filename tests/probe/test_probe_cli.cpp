@@ -1,6 +1,8 @@
 // `orbitlaw probe` and `orbitlaw compare` as a user runs them: outputs, provenance, and one-line errors.
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -79,6 +81,55 @@ TEST(ProbeCli, BadInputGivesOneLineErrors) {
   result = run_orbitlaw("compare /nonexistent-run --out " + out.string() + "/x");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.lines(), 1) << result.output;
+}
+
+TEST(ProbeCli, RunTimeLimitCutsLawSearchesButWritesEveryOutput) {
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-time-limit";
+  // 10^6 iterations per restart would run for hours; a 6 s budget must end the run with complete outputs.
+  const auto start = std::chrono::steady_clock::now();
+  auto result = run_orbitlaw("probe --oracle-only --data " + data + " --out " + out.string() + kQuick +
+                             " --set sr.iterations=1000000 --set time_limit_seconds=6 --set device=cpu");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_LT(seconds, 60) << "the time limit did not stop the law searches";
+  const auto sr = orbitlaw::Json::parse(read_file(out / "sr.json"));
+  ASSERT_EQ(sr["searches"].size(), 4u);  // knn, newton x published, extended
+  for (const auto& search : sr["searches"]) {
+    const double per_galaxy = search["options"]["time_limit_seconds_per_galaxy"];
+    EXPECT_GT(per_galaxy, 0);
+    EXPECT_LE(per_galaxy, 6.0 / 2);  // 2 galaxies share at most the whole budget
+    for (const auto& galaxy : search["galaxies"]) {
+      EXPECT_LT(galaxy["iterations_run"].get<int>(), 1000000);
+      EXPECT_FALSE(galaxy["front"].empty());
+    }
+  }
+  EXPECT_TRUE(fs::exists(out / "predictions.h5"));
+  EXPECT_TRUE(fs::exists(out / "probe.json"));
+}
+
+TEST(ProbeCli, DeviceSettingIsCheckedAndRecorded) {
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const auto checkpoint = orbitlaw::test::tiny_checkpoint(41);
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-device";
+  auto result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " +
+                             out.string() + kQuick + " --set device=quantum");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.lines(), 1) << result.output;
+  EXPECT_NE(result.output.find("quantum"), std::string::npos) << result.output;
+  if (!torch::cuda::is_available()) {
+    result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " + out.string() +
+                          kQuick + " --set device=cuda");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.lines(), 1) << result.output;
+  }
+  EXPECT_FALSE(fs::exists(out / "predictions.h5"));
+  result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " + out.string() +
+                        kQuick + " --set device=cpu");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("on cpu"), std::string::npos) << result.output;
+  const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
+  EXPECT_EQ(predictions.config["device"], "cpu");
 }
 
 TEST(ProbeCli, ForceVectorTaskWritesTheArrowsOfEveryProbe) {

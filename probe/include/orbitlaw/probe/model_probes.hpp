@@ -45,6 +45,9 @@ struct FineTuneOptions {
   TargetScaler::Kind target = TargetScaler::Kind::kLog;
   std::uint64_t seed = 0;
   int threads = 1;
+  // 0: none. Otherwise fine-tuning stops after the first step that ends past this many seconds, with a final
+  // validation check; the best state so far is kept. (Makes results depend on machine speed: for budgets.)
+  double time_limit_seconds = 0;
   Json to_json() const;
 };
 
@@ -55,6 +58,7 @@ struct FineTuneResult {
   double selected_validation_mse = 0;                    // in scaled-target units
   std::vector<double> train_loss;                        // per step
   std::vector<std::pair<int, double>> validation_curve;  // (step, MSE)
+  int steps_run = 0;                                     // < options.steps when the time limit stopped it
   TargetScaler scaler;
   double seconds = 0;
   Json json() const;  // everything but the prediction vectors
@@ -74,6 +78,7 @@ struct VectorFineTuneResult {
   double selected_validation_mse = 0;
   std::vector<double> train_loss;
   std::vector<std::pair<int, double>> validation_curve;
+  int steps_run = 0;
   double seconds = 0;
   Json json() const;
 };

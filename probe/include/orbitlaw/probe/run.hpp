@@ -2,13 +2,16 @@
 // One probe run as `orbitlaw probe` performs it: build the force dataset, run the probes (fine-tune, linear,
 // KNN, Newton), write predictions.h5, run the law searches on the predictions (sr.json), and record
 // provenance. Config keys (all optional), with their defaults in run.cpp:
-//   seed, threads, label, task ("magnitude": the two-body force-magnitude task and its law searches;
+//   seed, threads, device ("auto": CUDA when available; "cpu", "cuda", "cuda:N"), time_limit_seconds (a wall
+//   budget for the whole run, 0 = none: fine-tuning gets 35% of it, each law search an equal share of the
+//   rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
 //   "vector": the force-vector task of force_vectors.hpp, probes finetune, knn, newton, no law search),
 //   probes [finetune, linear, knn, newton], vector {label_fraction, validation_fraction,
 //   test_rows_per_system}, split {systems, test_fraction, validation_fraction, test_rows_per_system,
 //   train_rows_per_system,
 //          observed_rows (oracle-only runs; a checkpoint's tokenizer decides otherwise)},
-//   finetune {steps, batch_size, lr, head_lr, weight_decay, grad_clip, eval_interval, target},
+//   finetune {steps, batch_size, lr, head_lr, weight_decay, grad_clip, eval_interval, target,
+//             time_limit_seconds},
 //   linear {lambdas, target, batch_size}, knn {k, state},
 //   sr {probes (default: every probe run), protocols [published, extended], galaxies, galaxy_rows,
 //       nearest_rows, published {...}, extended {...}}; see law_search.hpp for a protocol's keys.
