@@ -321,9 +321,15 @@ stage_probe() {
   local kind data
   data="$(cfg inputs.probe probe)"
   for kind in $(cfg_keys models); do
+    local time_key time_set=()
+    time_key="$(cfg budget.probe_time_key "")"
+    if [ -n "$budget_deadline" ] && [ -n "$time_key" ]; then
+      # Law searches stop themselves inside the limit and keep their best laws, so sr.json always arrives.
+      time_set=(--set "$time_key=$(awk -v s="$(stage_limit "probe-$kind")" 'BEGIN { printf "%.1f", s * 0.85 }')")
+    fi
     run_stage "probe-$kind" "$orbitlaw_bin" probe --config "$(stage_config "probe-$kind" probe "models.$kind.probe")" \
       --set "label=$kind" --checkpoint "$run/models/$kind/checkpoint.pt" --data "$run/data/$data.h5" \
-      --out "$run/probe/$kind"
+      --out "$run/probe/$kind" "${time_set[@]}"
   done
 }
 

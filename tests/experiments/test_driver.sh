@@ -133,6 +133,7 @@ PY
     [ -f "$run/stages/train-softmax.cut" ] && [ -f "$run/stages/train-lssar.cut" ] || fail "slow training was not cut"
     [ -f "$run/stages/probe-lssar.done" ] || fail "the stages after a cut training did not run on its checkpoint"
     grep -q "train.max_minutes=" "$tmp/calls" || fail "training was not told its time limit"
+    grep -q "^probe .*time_limit_seconds=" "$tmp/calls" || fail "the probe was not told its time limit"
     grep -q "| train-softmax | CUT at its" "$run/report/report.md" || fail "the report does not mark the cut stage"
     grep -q "finished with stages cut or failed" "$tmp/out.txt" || fail "the summary does not mention the cut"
     for f in report.html report.md results.json logs.txt compare.md laws.md; do
