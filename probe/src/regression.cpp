@@ -70,6 +70,24 @@ void NormalEquations::add(const Eigen::MatrixXd& X, const Eigen::VectorXd& y) {
   syy_ += y.squaredNorm();
 }
 
+void NormalEquations::add_sums(std::int64_t rows, const Eigen::VectorXd& sum_x, const Eigen::VectorXd& sum_xy,
+                               const Eigen::MatrixXd& sum_xx, double sum_y, double sum_yy) {
+  const auto d = sx_.size();
+  if (rows < 0 || sum_x.size() != d || sum_xy.size() != d || sum_xx.rows() != d || sum_xx.cols() != d) {
+    throw Error("ridge: sums of the wrong shape for " + std::to_string(d) + " features");
+  }
+  if (!sum_x.allFinite() || !sum_xy.allFinite() || !sum_xx.allFinite() || !std::isfinite(sum_y) ||
+      !std::isfinite(sum_yy)) {
+    throw Error("ridge: a feature or target is not finite");
+  }
+  n_ += rows;
+  sx_ += sum_x;
+  sxy_ += sum_xy;
+  sxx_.triangularView<Eigen::Lower>() += sum_xx;
+  sy_ += sum_y;
+  syy_ += sum_yy;
+}
+
 NormalEquations::Solution NormalEquations::solve(double lambda) const {
   if (n_ < 2) throw Error("ridge: need at least 2 rows, have " + std::to_string(n_));
   const double n = static_cast<double>(n_);

@@ -3,6 +3,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "orbitlaw/error.hpp"
@@ -42,13 +43,46 @@ TEST(Ridge, ZeroLambdaEqualsOrdinaryLeastSquaresAndBatchingDoesNotMatter) {
     const int n = std::min(70, 300 - start);
     batched.add(X.middleRows(start, n), y.segment(start, n));
   }
-  for (const auto* eq : {&one, &batched}) {
+  // The same sums formed by hand, row by row, and handed over in two parts (as a GPU caller does).
+  NormalEquations from_sums(5);
+  for (int start : {0, 120}) {
+    const int n = start == 0 ? 120 : 180;
+    Eigen::VectorXd sx = Eigen::VectorXd::Zero(5), sxy = Eigen::VectorXd::Zero(5);
+    Eigen::MatrixXd sxx = Eigen::MatrixXd::Zero(5, 5);
+    double sy = 0, syy = 0;
+    for (int i = start; i < start + n; ++i) {
+      for (int a = 0; a < 5; ++a) {
+        sx[a] += X(i, a);
+        sxy[a] += X(i, a) * y[i];
+        for (int b = 0; b < 5; ++b) sxx(a, b) += X(i, a) * X(i, b);
+      }
+      sy += y[i];
+      syy += y[i] * y[i];
+    }
+    from_sums.add_sums(n, sx, sxy, sxx, sy, syy);
+  }
+  EXPECT_EQ(from_sums.rows(), 300);
+  EXPECT_NEAR(from_sums.y_variance(), one.y_variance(), 1e-12);
+  for (const auto* eq : {&one, &batched, &from_sums}) {
     const auto s = eq->solve(0);
     EXPECT_NEAR(s.intercept, beta[0], 1e-8);
     for (int j = 0; j < 5; ++j) EXPECT_NEAR(s.weights[j], beta[j + 1], 1e-8);
     const double direct = (s.predict(X) - y).squaredNorm() / 300;
     EXPECT_NEAR(eq->mse(s), direct, 1e-10);
   }
+}
+
+TEST(Ridge, SumsOfTheWrongShapeOrNotFiniteAreErrors) {
+  NormalEquations eq(3);
+  const Eigen::VectorXd v3 = Eigen::VectorXd::Ones(3);
+  const Eigen::MatrixXd m3 = Eigen::MatrixXd::Identity(3, 3);
+  EXPECT_THROW(eq.add_sums(4, Eigen::VectorXd::Ones(2), v3, m3, 1, 1), orbitlaw::Error);
+  EXPECT_THROW(eq.add_sums(4, v3, v3, Eigen::MatrixXd::Identity(2, 2), 1, 1), orbitlaw::Error);
+  Eigen::MatrixXd bad = m3;
+  bad(2, 1) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(eq.add_sums(4, v3, v3, bad, 1, 1), orbitlaw::Error);
+  EXPECT_THROW(eq.add_sums(4, v3, v3, m3, std::numeric_limits<double>::infinity(), 1), orbitlaw::Error);
+  EXPECT_EQ(eq.rows(), 0);  // nothing was added
 }
 
 TEST(Ridge, LambdaShrinksTowardsTheMeanAndIsChosenOnValidation) {

@@ -42,6 +42,10 @@ class NormalEquations {
  public:
   explicit NormalEquations(int features);
   void add(const Eigen::MatrixXd& X, const Eigen::VectorXd& y);  // X [n, features]; non-finite rows throw
+  // The same accumulation from sums formed elsewhere (e.g. on a GPU): `rows` rows with column sums `sum_x`,
+  // X^T y `sum_xy`, X^T X `sum_xx` (at least its lower triangle), and the sums of y and y^2.
+  void add_sums(std::int64_t rows, const Eigen::VectorXd& sum_x, const Eigen::VectorXd& sum_xy,
+                const Eigen::MatrixXd& sum_xx, double sum_y, double sum_yy);
   std::int64_t rows() const { return n_; }
   int features() const { return static_cast<int>(sx_.size()); }
 
