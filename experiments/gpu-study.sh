@@ -10,10 +10,10 @@
 # packing, is shared up front: simulate 12%, train 44% (half per model), eval 6%, probe 30%, compare 3%,
 # report 5%. Each stage is started with its limit and cut at it (SIGTERM, SIGKILL 10 s later). Training is
 # told to stop itself at 90% of its limit (budget.train_time_key) so its last checkpoint is clean; the probe
-# at 85% (budget.probe_time_key): fine-tuning gets 35% of that, each law search an equal share of the rest,
-# and a search cut short keeps the best laws it found, so sr.json always arrives. A cut or failed stage is
-# marked in the report (stages/<stage>.cut / .failed) and the run goes on: the report and the packed results
-# always arrive. The model runs on the GPU in train, eval and probe (device "auto").
+# at 85% (budget.probe_time_key): the model probes get the first half of that (fine-tuning stops there), each
+# law search an equal share of the rest, and a search cut short keeps the best laws it found, so sr.json
+# always arrives. A cut or failed stage is marked in the report (stages/<stage>.cut / .failed) and the run
+# goes on: the report and the packed results always arrive. The model runs on the GPU in train, eval and probe (device "auto").
 #
 # Size and why (assumptions to check against the first run's tokens/s, which the report shows):
 #   data    Vafa et al.'s distribution restricted like the quickstart's (1-3 planets within 5 AU, observed

@@ -77,9 +77,10 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   if (threads < 1) throw Error("probe config: 'threads' must be >= 1");
   // Where the model runs: "auto" (CUDA when available), "cpu", "cuda" or "cuda:N".
   const auto device_name = reader.get<std::string>("device", "auto");
-  // A wall-time budget for the whole run (0: none), for callers with a deadline such as gpu-study:
-  // fine-tuning gets 35% of it unless finetune.time_limit_seconds says otherwise, and each law search an
-  // equal share of what is left when it starts. Searches cut short keep the best laws found so far.
+  // A wall-time budget for the whole run (0: none), for callers with a deadline such as gpu-study: the model
+  // probes get its first half (fine-tuning stops there, or at finetune.time_limit_seconds if sooner; 80% in
+  // the vector task, which has no law search), and each law search an equal share of what is left when it
+  // starts. Searches cut short keep the best laws found so far.
   const auto time_limit = reader.get<double>("time_limit_seconds", 0.0);
   if (!(time_limit >= 0)) throw Error("probe config: 'time_limit_seconds' must be >= 0");
   const auto run_start = std::chrono::steady_clock::now();
@@ -139,7 +140,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     finetune.grad_clip = s.get("grad_clip", finetune.grad_clip);
     finetune.eval_interval = s.get("eval_interval", finetune.eval_interval);
     finetune.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
-    finetune.time_limit_seconds = s.get("time_limit_seconds", time_limit > 0 ? 0.35 * time_limit : 0.0);
+    finetune.time_limit_seconds = s.get("time_limit_seconds", 0.0);
     if (!(finetune.time_limit_seconds >= 0))
       throw Error("probe config: 'finetune.time_limit_seconds' must be >= 0");
     finetune.seed = seed;
@@ -237,7 +238,16 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   Json resolved = reader.resolved();
   resolved["label"] = label;
   resolved["split"]["observed_rows"] = split.observed_rows;
+  // Fine-tuning's own limit, capped by what the run's budget leaves it by `share` of the budget.
+  const auto finetune_limit = [&, requested = finetune.time_limit_seconds](double share) {
+    if (time_limit <= 0) return requested;
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    const double left = std::max(1.0, share * time_limit - elapsed);
+    return requested > 0 ? std::min(requested, left) : left;
+  };
   if (vector_task) {
+    finetune.time_limit_seconds = finetune_limit(0.8);
     detail::VectorTask vector;
     vector_split.systems = split.systems;
     vector_split.observed_rows = split.observed_rows;
@@ -304,8 +314,10 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       predictions.probes.emplace_back("linear", result.test_prediction);
     }
     if (contains(probes, "finetune")) {
+      finetune.time_limit_seconds = finetune_limit(0.5);
       log("fine-tuning: " + std::to_string(finetune.steps) + " steps of " +
-          std::to_string(finetune.batch_size) + " systems");
+          std::to_string(finetune.batch_size) + " systems" +
+          (finetune.time_limit_seconds > 0 ? format(", at most %.1f s", finetune.time_limit_seconds) : ""));
       const FineTuneResult result =
           fine_tune(loaded, encoded, dataset.train, dataset.validation, test_inputs, finetune);
       details["finetune"] = result.json();

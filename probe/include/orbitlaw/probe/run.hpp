@@ -3,8 +3,8 @@
 // KNN, Newton), write predictions.h5, run the law searches on the predictions (sr.json), and record
 // provenance. Config keys (all optional), with their defaults in run.cpp:
 //   seed, threads, device ("auto": CUDA when available; "cpu", "cuda", "cuda:N"), time_limit_seconds (a wall
-//   budget for the whole run, 0 = none: fine-tuning gets 35% of it, each law search an equal share of the
-//   rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
+//   budget for the whole run, 0 = none: the model probes get its first half, each law search an equal share
+//   of the rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
 //   "vector": the force-vector task of force_vectors.hpp, probes finetune, knn, newton, no law search),
 //   probes [finetune, linear, knn, newton], vector {label_fraction, validation_fraction,
 //   test_rows_per_system}, split {systems, test_fraction, validation_fraction, test_rows_per_system,
