@@ -37,7 +37,8 @@
 #           kernel (scalar CUDA-core code, slower than the fused softmax). A 12 x 768 model (85M in the blocks)
 #           would need ~2.5x the FLOP and not finish. The probe gets ~50 s per model so that the law searches
 #           have time: both models search finetune, linear and the Newton oracle (the positive control at the
-#           same budget), with 16 populations on the 16 cores.
+#           same budget), with 16 populations on the 16 cores. Eval uses 32 validation systems in one batch
+#           (a 100-step rollout is then 100 forward passes) to fit its ~10 s.
 #
 # Output: the run folder (default runs/gpu-study; datasets and checkpoints stay there) and the packed results
 # in $OUT/gpu-study (or RUN/bundle when $OUT is unset): report.html (self-contained), report.md, laws.md,
