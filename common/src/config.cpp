@@ -13,7 +13,7 @@ Json load_json_file(const std::string& path) {
   Json parsed;
   try {
     parsed = Json::parse(buffer.str());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // syntax errors, and numbers beyond double's range
     throw Error("config file '" + path + "' is not valid JSON: " + std::string(e.what()));
   }
   if (!parsed.is_object()) throw Error("config file '" + path + "' must hold a JSON object");
@@ -23,7 +23,8 @@ Json load_json_file(const std::string& path) {
 void apply_overrides(Json& config, const std::vector<std::string>& overrides) {
   for (const auto& item : overrides) {
     auto eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) throw Error("override '" + item + "' is not of the form key=value");
+    if (eq == std::string::npos || eq == 0)
+      throw Error("override '" + item + "' is not of the form key=value");
     std::string key = item.substr(0, eq);
     std::string text = item.substr(eq + 1);
     Json value;
@@ -31,6 +32,8 @@ void apply_overrides(Json& config, const std::vector<std::string>& overrides) {
       value = Json::parse(text);
     } catch (const Json::parse_error&) {
       value = text;  // a bare word such as lssar is a string
+    } catch (const Json::out_of_range&) {
+      throw Error("override '" + item + "': the number is out of range");
     }
     Json* node = &config;
     std::size_t start = 0;

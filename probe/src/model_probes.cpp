@@ -422,7 +422,7 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
       for (std::size_t k = start; k < std::min(groups.size(), start + options.batch_size); ++k) {
         chunk.push_back(&groups[k]);
       }
-      Batch batch = make_batch(chunk, encoded, device_of(model));
+      Batch batch = make_batch(chunk, encoded, device);
       auto states = model->hidden_states(batch.tokens);
       for (int layer = 0; layer < layers; ++layer) {
         consume(layer, states[layer].reshape({-1, width}).index_select(0, batch.flat_positions),
@@ -454,15 +454,15 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
     stream(rows, [&](int layer, const torch::Tensor& features, const std::vector<std::int64_t>& idx) {
       if (layer == 0) {
         const Eigen::VectorXd y = targets(all_targets, idx);
-        if (!y.allFinite()) throw Error("ridge: a feature or target is not finite");
         n += y.size();
         sy += y.sum();
         syy += y.squaredNorm();
         y_device =
             torch::tensor(std::vector<double>(y.data(), y.data() + y.size()), torch::kFloat64).to(device);
       }
+      // No per-batch finiteness check (a device sync each time): a non-finite feature or target makes the
+      // sums non-finite, which add_sums rejects.
       const auto x = features.to(torch::kFloat64);
-      if (!torch::isfinite(x).all().item<bool>()) throw Error("ridge: a feature or target is not finite");
       sx[layer] += x.sum(0);
       sxy[layer] += x.t().mv(y_device);
       sxx[layer].addmm_(x.t(), x);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -82,7 +83,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   // the vector task, which has no law search), and each law search an equal share of what is left when it
   // starts. Searches cut short keep the best laws found so far.
   const auto time_limit = reader.get<double>("time_limit_seconds", 0.0);
-  if (!(time_limit >= 0)) throw Error("probe config: 'time_limit_seconds' must be >= 0");
+  if (!(time_limit >= 0) || !std::isfinite(time_limit))
+    throw Error("probe config: 'time_limit_seconds' must be a finite number >= 0");
   const auto run_start = std::chrono::steady_clock::now();
   std::string label = reader.get<std::string>("label", "");
   const bool use_model = !paths.checkpoint.empty() && !paths.oracle_only;
@@ -141,8 +143,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     finetune.eval_interval = s.get("eval_interval", finetune.eval_interval);
     finetune.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
     finetune.time_limit_seconds = s.get("time_limit_seconds", 0.0);
-    if (!(finetune.time_limit_seconds >= 0))
-      throw Error("probe config: 'finetune.time_limit_seconds' must be >= 0");
+    if (!(finetune.time_limit_seconds >= 0) || !std::isfinite(finetune.time_limit_seconds))
+      throw Error("probe config: 'finetune.time_limit_seconds' must be a finite number >= 0");
     finetune.seed = seed;
     finetune.threads = threads;
     s.finish();

@@ -46,9 +46,12 @@ TEST(Config, MalformedOverridesAndFiles) {
   EXPECT_THROW(orbitlaw::apply_overrides(config, {"novalue"}), Error);
   EXPECT_THROW(orbitlaw::apply_overrides(config, {"=3"}), Error);
   EXPECT_THROW(orbitlaw::apply_overrides(config, {"a..b=3"}), Error);
+  EXPECT_THROW(orbitlaw::apply_overrides(config, {"limit=1e999"}), Error);  // beyond double: not "internal"
   EXPECT_THROW(orbitlaw::load_json_file("/nonexistent/config.json"), Error);
   auto path = std::filesystem::temp_directory_path() / "orbitlaw_bad_config.json";
   std::ofstream(path) << "{\"steps\": 10,";
+  EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);
+  std::ofstream(path) << "{\"steps\": 1e999}";
   EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);
   std::ofstream(path) << "[1, 2]";
   EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);

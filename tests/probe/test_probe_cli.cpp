@@ -22,6 +22,13 @@ const std::string kQuick =
     " --set sr.galaxies=2 --set sr.galaxy_rows=20 --set sr.nearest_rows=30 --set sr.iterations=3"
     " --set sr.restarts=1 --set sr.populations=2 --set sr.population_size=12";
 
+// `orbitlaw probe` of the tiny checkpoint with the quick budget and `settings` (" --set k=v ...").
+orbitlaw::test::CommandResult probe_model(const std::string& data, const fs::path& out,
+                                          const std::string& settings) {
+  return run_orbitlaw("probe --checkpoint " + orbitlaw::test::tiny_checkpoint(41) + " --data " + data +
+                      " --out " + out.string() + kQuick + settings);
+}
+
 std::string read_file(const fs::path& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -31,10 +38,8 @@ std::string read_file(const fs::path& path) {
 
 TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
   const auto data = orbitlaw::test::two_body_dataset(60, 30);
-  const auto checkpoint = orbitlaw::test::tiny_checkpoint(41);
   const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-run";
-  auto result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " +
-                             out.string() + kQuick + " --set label=tiny-softmax");
+  auto result = probe_model(data, out, " --set label=tiny-softmax");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (const char* name : {"predictions.h5", "sr.json", "probe.json", "probe.provenance.json"}) {
     EXPECT_TRUE(fs::exists(out / name)) << name;
@@ -110,22 +115,26 @@ TEST(ProbeCli, RunTimeLimitCutsLawSearchesButWritesEveryOutput) {
 
 TEST(ProbeCli, DeviceSettingIsCheckedAndRecorded) {
   const auto data = orbitlaw::test::two_body_dataset(60, 30);
-  const auto checkpoint = orbitlaw::test::tiny_checkpoint(41);
   const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-device";
-  auto result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " +
-                             out.string() + kQuick + " --set device=quantum");
+  auto result = probe_model(data, out, " --set device=quantum");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.lines(), 1) << result.output;
   EXPECT_NE(result.output.find("quantum"), std::string::npos) << result.output;
   if (!torch::cuda::is_available()) {
-    result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " + out.string() +
-                          kQuick + " --set device=cuda");
+    result = probe_model(data, out, " --set device=cuda");
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_EQ(result.lines(), 1) << result.output;
   }
+  // Time limits must be finite and non-negative.
+  for (const char* bad :
+       {"time_limit_seconds=-1", "time_limit_seconds=1e999", "finetune.time_limit_seconds=-2"}) {
+    result = probe_model(data, out, std::string(" --set ") + bad);
+    EXPECT_EQ(result.exit_code, 1) << bad;
+    EXPECT_EQ(result.lines(), 1) << result.output;
+    EXPECT_NE(result.output.find("time_limit_seconds"), std::string::npos) << result.output;
+  }
   EXPECT_FALSE(fs::exists(out / "predictions.h5"));
-  result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " + out.string() +
-                        kQuick + " --set device=cpu");
+  result = probe_model(data, out, " --set device=cpu");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("on cpu"), std::string::npos) << result.output;
   const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
@@ -134,10 +143,8 @@ TEST(ProbeCli, DeviceSettingIsCheckedAndRecorded) {
 
 TEST(ProbeCli, ForceVectorTaskWritesTheArrowsOfEveryProbe) {
   const auto data = orbitlaw::test::solar_dataset(1, 400);
-  const auto checkpoint = orbitlaw::test::tiny_checkpoint(41);
   const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-vector";
-  auto result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " +
-                             out.string() + kQuick + " --set task=vector --set vector.label_fraction=0.1");
+  auto result = probe_model(data, out, " --set task=vector --set vector.label_fraction=0.1");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto summary = orbitlaw::Json::parse(read_file(out / "probe.json"));
   EXPECT_EQ(summary["task"], "vector");
@@ -151,8 +158,7 @@ TEST(ProbeCli, ForceVectorTaskWritesTheArrowsOfEveryProbe) {
   EXPECT_TRUE(fs::exists(out / "predictions.h5"));
   // The vector file is not a magnitude predictions file: compare says so in one line.
   EXPECT_THROW(orbitlaw::probe::read_predictions((out / "predictions.h5").string()), orbitlaw::Error);
-  result = run_orbitlaw("probe --checkpoint " + checkpoint + " --data " + data + " --out " + out.string() +
-                        " --set task=vector --set 'probes=[\"linear\"]'");
+  result = probe_model(data, out, " --set task=vector --set 'probes=[\"linear\"]'");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.lines(), 1) << result.output;
 }
