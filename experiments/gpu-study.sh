@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu-study: the whole study inside one GPU call (issue 9). Target: one H200 (bf16 ceiling measured ~790
+# gpu-study: the whole study inside one GPU call. Target: one H200 (bf16 ceiling measured ~790
 # TFLOP/s), 16 CPU cores, at most 9 minutes of wall time including the build, a bare machine that downloads
 # nothing and returns only a few files of <= 16 MB.
 #

@@ -1,4 +1,4 @@
-"""The orbitlaw GPT (DESIGN.md sections 4-5) in Python PyTorch, the peer of bench_model_train.
+"""The orbitlaw GPT (docs/design.md sections 4-5) in Python PyTorch, the peer of bench_model_train.
 
 Same architecture as model/src/gpt.cpp (two embedding tables concatenated and projected, learned positions,
 pre-LayerNorm blocks, GELU MLP, 2 x V head), the same unfused attention formulas (model/src/attention.cpp),

@@ -1,4 +1,4 @@
-// Unfused reference attention, one branch per kind of DESIGN.md section 5. Rows are 0-based here, so the
+// Unfused reference attention, one branch per kind of docs/design.md section 5. Rows are 0-based here, so the
 // paper's row i (1-based) with n_i = i keys is row i - 1 with n = i.
 #include "orbitlaw/model/attention.hpp"
 

@@ -104,7 +104,7 @@ Preset preset(const std::string& name) {
     // Vafa et al.: batch 512 sequences per step (here 32 x 16 accumulation), lr 6e-4, 2000 warm-up steps.
     p.train = TrainDefaults{32, 16, 6e-4, 6e-5, 2000, 100000};
   } else if (name == "small" || name == "tiny") {
-    // DESIGN.md pitfalls: on 2 CPU cores the 7000-bin head dominates and nothing is learned in minutes;
+    // docs/design.md section 9: on 2 CPU cores the 7000-bin head dominates and nothing is learned in minutes;
     // 500 bins (0.2 AU) and a short context learn orbits.
     p.tokenizer.bins = 500;
     const bool small = name == "small";

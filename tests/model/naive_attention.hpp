@@ -1,5 +1,5 @@
 #pragma once
-// An independent, deliberately naive float64 implementation of DESIGN.md section 5, one query row at a time
+// An independent, deliberately naive float64 version of docs/design.md section 5, one query row at a time
 // over only its visible keys (no masks, no row-max scaling, no chunking), to check the library against.
 // Built from differentiable torch ops so gradients can be compared too.
 #include <torch/torch.h>

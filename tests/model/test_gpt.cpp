@@ -22,7 +22,7 @@ ModelConfig small_config(AttentionKind kind, Positional positional = Positional:
 }
 
 TEST(Gpt, Paper109mParameterCount) {
-  // Counted by hand from DESIGN.md section 4 (V = 7003, d = 768, 12 layers, context 999, biases on):
+  // Counted by hand from docs/design.md section 4 (V = 7003, d = 768, 12 layers, context 999, biases on):
   const std::int64_t v = 7003, d = 768, layers = 12, context = 999;
   const std::int64_t embeddings = 2 * v * d + (2 * d * d + d) + context * d;
   const std::int64_t block =

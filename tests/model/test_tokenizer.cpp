@@ -1,4 +1,4 @@
-// Tokenizer encode/decode against hand-computed bins (DESIGN.md section 3).
+// Tokenizer encode/decode against hand-computed bins (docs/design.md section 3).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// Unfused LSSA / LSSAR, written formula by formula from DESIGN.md section 5 (no tiling, no shared code with
+// Unfused LSSA / LSSAR, formula by formula from docs/design.md section 5 (no tiling, no shared code with
 // the fused kernels, so that it can serve as their reference).
 #include "orbitlaw/unfused_attention_reference.hpp"
 

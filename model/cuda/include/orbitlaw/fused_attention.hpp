@@ -1,5 +1,5 @@
 #pragma once
-// Fused causal LSSA / LSSAR attention (DESIGN.md section 5): tiled, never materialising the L x L matrix;
+// Fused causal LSSA / LSSAR attention (docs/design.md section 5): tiled, never forming the L x L matrix;
 // the backward pass recomputes the attention weights tile by tile, as FlashAttention does.
 //
 // Include only from translation units that may include LibTorch (so: no fmt or spdlog there).

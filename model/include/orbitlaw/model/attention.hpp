@@ -1,5 +1,5 @@
 #pragma once
-// The attention kinds of DESIGN.md section 5 as one unfused reference path each, readable line by line
+// The attention kinds of docs/design.md section 5 as one unfused reference path each, readable line by line
 // against the formulas. Shapes: q, k, v are [B, H, T, d] with RoPE (if any) already applied; row i (0-based)
 // of a causal attention sees keys 0..i, so n_i = i + 1.
 #include <torch/torch.h>

@@ -1,5 +1,5 @@
 #pragma once
-// Model configuration (DESIGN.md section 4) and the named presets: the paper's 109M GPT and CPU-sized ones.
+// Model configuration (docs/design.md section 4) and the named presets: the paper's 109M GPT, CPU-sized ones.
 #include <string>
 #include <vector>
 
@@ -8,7 +8,7 @@
 
 namespace orbitlaw::model {
 
-// The attention kinds of DESIGN.md section 5.
+// The attention kinds of docs/design.md section 5.
 enum class AttentionKind { kSoftmax, kLssa, kLssar, kSsmax, kWindow };
 std::string to_string(AttentionKind kind);
 AttentionKind parse_attention_kind(const std::string& name);  // "softmax", "lssa", ...; throws Error

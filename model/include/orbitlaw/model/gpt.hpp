@@ -1,5 +1,5 @@
 #pragma once
-// The GPT of Vafa et al. (DESIGN.md section 4) in LibTorch: two embedding tables (x and y) concatenated and
+// Vafa et al.'s GPT (docs/design.md section 4) in LibTorch: two embedding tables (x and y) concatenated and
 // projected to n_embd, learned absolute positions or RoPE, pre-LayerNorm blocks with a GELU MLP (4x), and a
 // head producing logits for x and y.
 #include <torch/torch.h>

@@ -1,5 +1,5 @@
 #pragma once
-// Trajectory tokenizer (DESIGN.md section 3, Vafa et al. reproduced exactly by default): each coordinate is
+// Trajectory tokenizer (docs/design.md section 3; Vafa et al. exactly by default): each coordinate is
 // binned uniformly over [lo, hi] AU; a sequence position is one body's (x_bin, y_bin) pair; row 0 holds the
 // cadence token in both channels; then, per time step, the bodies interleaved planet_1 .. planet_N, star.
 #include <torch/torch.h>
