@@ -320,14 +320,27 @@ def laws_table(run, config):
         galaxies = entry.get("galaxies") or []
         if not galaxies:
             continue  # a probe without a law search (its R² is in the compare tables)
-        recovered = sum(1 for g in galaxies if g.get("newton"))
+        tiers = entry.get("tiers") or {}
+        n = len(galaxies)
+        counts = [f"{tiers.get(k, 0)}/{n}" for k in ("srbench", "strict", "exponents")]
+        exponents = entry.get("exponents") or {}
+        e = exponents.get("e")
+        e_text = f"{e[0]:.3f} [{e[1]:.3f}, {e[2]:.3f}]" if isinstance(e, list) and len(e) == 3 else "n/a"
+        observable = entry.get("observable_fraction")
         laws = "; ".join(str(g.get("law")) for g in galaxies)
-        rows.append([entry.get("model"), entry.get("probe"), entry.get("protocol"), entry.get("r2"),
-                     f"{recovered}/{len(galaxies)}", laws])
+        rows.append([entry.get("model"), entry.get("probe"), entry.get("protocol"),
+                     f"{observable:.2f}" if isinstance(observable, (int, float)) else "n/a", entry.get("r2"),
+                     e_text, *counts, laws])
     if not rows:
         return None, f"{os.path.relpath(path, run)} has no 'rows' with galaxies"
-    lines = [f"Recovered force laws against Newton ({NEWTON})", ""]
-    lines += markdown_table(["model", "probe", "protocol", "probe R²", "Newton recovered", "law per galaxy"], rows)
+    lines = [f"Recovered force laws against Newton ({NEWTON})", "",
+             "Galaxies recovering Newton per verdict tier: srbench (C·m1·m2/r² after rounding constants to 3 "
+             "digits, any C > 0), strict (srbench and C within 5% of G), exponents (95% intervals of the "
+             "galaxy's power-law fit contain (1, 1, -2)). observable: share of test rows whose visible track "
+             "bends by more than one bin; r exponent e: power-law fit of the probe on all test rows, 95% interval.",
+             ""]
+    lines += markdown_table(["model", "probe", "protocol", "observable", "probe R²", "r exponent e",
+                             "srbench", "strict", "exponents", "law per galaxy"], rows)
     return "\n".join(lines) + "\n", None
 
 

@@ -69,6 +69,21 @@ TokenStore TokenStore::from_dataset(const std::string& path, const TokenizerConf
   return store;
 }
 
+Json TokenStore::summary() const {
+  std::int64_t week = 0, half_year = 0;
+  for (std::int64_t i = 0; i < size(); ++i) {
+    if (length(i) == 0) continue;
+    week += tokens(i)[0] == tokenizer_.week_token();
+    half_year += tokens(i)[0] == tokenizer_.half_year_token();
+  }
+  std::vector<double> cadences;
+  if (week > 0) cadences.push_back(tokenizer_.week_cadence);
+  if (half_year > 0) cadences.push_back(tokenizer_.half_year_cadence);
+  return Json{{"sequences", size()},
+              {"cadences", cadences},
+              {"cadence_sequences", Json{{"week", week}, {"half_year", half_year}}}};
+}
+
 bool TokenStore::is_token_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char magic[8] = {};

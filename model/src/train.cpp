@@ -274,7 +274,8 @@ TrainResult train(const TrainRequest& request) {
     train_store = data.slice(0, data.size() - n_val);
     val_store = data.slice(data.size() - n_val, n_val);
   }
-  const int length = request.model.block_size + 1;  // inputs are the first block_size positions
+  const int length = request.model.block_size + 1;   // inputs are the first block_size positions
+  const Json train_summary = train_store.summary();  // recorded in every checkpoint (what a probe may ask)
 
   torch::manual_seed(tc.seed);
   Gpt model(request.model);
@@ -351,7 +352,8 @@ TrainResult train(const TrainRequest& request) {
              {"train_loss", result.final_train_loss},
              {"val_loss", std::isnan(result.final_val_loss) ? Json(nullptr) : Json(result.final_val_loss)},
              {"stopped_by_time_limit", stopped},
-             {"world_size", world}};
+             {"world_size", world},
+             {"data", train_summary}};
     save_checkpoint(checkpoint_path, content, model, &optimizer);
   };
 

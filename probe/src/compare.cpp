@@ -16,11 +16,14 @@
 
 // compare.json layout:
 //   {"newton": {"law": "C*m1*m2/r^2", "G": 39.478..., "exponents": [1, 1, -2]},
-//    "rows": [{"model", "run", "probe", "protocol" (null without a law search), "test_rows", "r2",
-//              "relative_error" {median, mean, p90}, "power_law" {...}, "exponents" {a, b, e: [est, lo, hi]},
-//              "exponents_cover_newton", "galaxies": [{"galaxy", "law", "complexity", "loss", "newton",
-//              "c_over_g", "heldout_relative_error"}], "newton_recovered", "galaxy_count", "distinct_laws",
-//              "law_spread", "heldout_relative_error", "verdict"}]}
+//    "rows": [{"model", "run", "probe", "protocol" (null without a law search), "test_rows",
+//              "observable_fraction", "r2", "relative_error" {median, mean, p90}, "power_law" {...},
+//              "exponents" {a, b, e: [est, lo, hi]}, "exponents_cover_newton", "galaxies": [{"galaxy", "law",
+//              "complexity", "loss", "newton", "verdicts" {srbench, strict, exponents, exponent_fit, ...},
+//              "c_over_g", "heldout_relative_error"}], "newton_recovered" (srbench), "tiers" {srbench,
+//              strict, exponents: galaxies}, "galaxy_count", "distinct_laws", "law_spread",
+//              "heldout_relative_error", "verdict"}]}
+// Laws are read from each galaxy's stored exact expression (17 significant digits), not its printed text.
 namespace orbitlaw::probe {
 
 namespace {
@@ -68,6 +71,8 @@ Json probe_row(const std::string& model, const std::string& dir, const Predictio
   const auto& predicted = predictions.prediction(probe);
   Json row{
       {"model", model}, {"run", dir}, {"probe", probe}, {"protocol", nullptr}, {"test_rows", truth.size()}};
+  row["observable_fraction"] = number(predictions.observable_fraction());
+  row["observable_bin_width"] = predictions.observable_bin_width;
   row["r2"] = number(r_squared(truth, predicted));
   row["relative_error"] = relative_error(truth, predicted).json();
   try {
@@ -85,19 +90,22 @@ Json probe_row(const std::string& model, const std::string& dir, const Predictio
   }
   row["galaxies"] = Json::array();
   row["newton_recovered"] = 0;
+  row["tiers"] = Json{{"srbench", 0}, {"strict", 0}, {"exponents", 0}};
   row["galaxy_count"] = 0;
   row["verdict"] = "no law search";
   return row;
 }
 
 // Adds the law-search measures of `search` to a copy of `base`.
-Json law_row(Json row, const Predictions& predictions, const Json& search) {
+Json law_row(Json row, const Predictions& predictions, const std::string& probe, const Json& search,
+             double confidence) {
+  const Eigen::VectorXd& predicted = predictions.prediction(probe);
   row["protocol"] = search.value("protocol", "published");
   const auto& rows = predictions.rows;
   const Eigen::MatrixXd all_inputs = law_inputs(rows);
   const auto n = rows.size();
   Json galaxies = Json::array();
-  int recovered = 0;
+  int recovered = 0, strict = 0, exponents = 0;
   std::set<std::string> distinct;
   std::vector<Eigen::VectorXd> law_values;
   std::vector<double> heldout_errors;
@@ -105,6 +113,9 @@ Json law_row(Json row, const Predictions& predictions, const Json& search) {
   for (const auto& g : search.value("galaxies", Json::array())) {
     const std::string law = g.contains("best") ? g["best"].value("expression", "") : g.value("law", "");
     if (law.empty()) continue;
+    // The stored expression at full precision: re-parsing 6-digit text could move a law across the rounding
+    // edge of the srbench tier.
+    const std::string exact = g.contains("best") ? g["best"].value("exact", law) : law;
     std::vector<std::int64_t> indices = g.value("rows", std::vector<std::int64_t>{});
     std::vector<char> in_galaxy(n, 0);
     for (auto i : indices) {
@@ -112,9 +123,13 @@ Json law_row(Json row, const Predictions& predictions, const Json& search) {
         throw Error("sr.json: galaxy row " + std::to_string(i) + " outside the predictions");
       in_galaxy[i] = 1;
     }
-    const sr::Expr expr = sr::parse(law, law_variables());
+    const sr::Expr expr = sr::parse(exact, law_variables());
     const Eigen::MatrixXd points = indices.empty() ? all_inputs : law_inputs(rows, indices);
-    const NewtonVerdict verdict = newton_verdict(expr, points);
+    Eigen::VectorXd searched(points.rows());
+    for (Eigen::Index i = 0; i < searched.size(); ++i)
+      searched[i] = predicted[indices.empty() ? i : indices[static_cast<std::size_t>(i)]];
+    const GalaxyVerdicts verdicts = galaxy_verdicts(expr, points, searched, confidence);
+    const NewtonVerdict& verdict = verdicts.law;
     // Held out: every test row outside this galaxy; the law against the TRUE force there.
     const Eigen::VectorXd values = expr.evaluate(all_inputs).matrix();
     std::vector<double> errors;
@@ -123,6 +138,8 @@ Json law_row(Json row, const Predictions& predictions, const Json& search) {
     }
     const double heldout = median(errors);
     recovered += verdict.equivalent;
+    strict += verdict.strict;
+    exponents += verdicts.exponents;
     if (verdict.equivalent) c_over_g.push_back(verdict.c_over_g);
     distinct.insert(sr::simplify(sr::round_constants(expr, 3)).text(law_variables(), 3));
     law_values.push_back(values);
@@ -132,6 +149,7 @@ Json law_row(Json row, const Predictions& predictions, const Json& search) {
                             {"complexity", g.contains("best") ? g["best"].value("complexity", 0) : 0},
                             {"loss", g.contains("best") ? g["best"].value("loss", nan()) : nan()},
                             {"newton", verdict.equivalent},
+                            {"verdicts", verdicts.json()},
                             {"relation", verdict.relation},
                             {"c_over_g", number(verdict.equivalent ? verdict.c_over_g : nan())},
                             {"heldout_relative_error", number(heldout)}});
@@ -154,6 +172,7 @@ Json law_row(Json row, const Predictions& predictions, const Json& search) {
   const int count = static_cast<int>(galaxies.size());
   row["galaxies"] = galaxies;
   row["newton_recovered"] = recovered;
+  row["tiers"] = Json{{"srbench", recovered}, {"strict", strict}, {"exponents", exponents}};
   row["galaxy_count"] = count;
   row["distinct_laws"] = static_cast<int>(distinct.size());
   row["law_spread"] = number(spread);
@@ -215,7 +234,7 @@ Json compare_runs(const std::vector<std::string>& run_dirs, const CompareOptions
       bool any = false;
       for (const auto& search : searches) {
         if (search.value("probe", "") != probe) continue;
-        rows.push_back(law_row(base, predictions, search));
+        rows.push_back(law_row(base, predictions, probe, search, options.confidence));
         any = true;
       }
       if (!any) rows.push_back(base);
@@ -234,15 +253,17 @@ std::string compare_markdown(const Json& comparison) {
   md +=
       "Power-law fit ln F = c + a ln m1 + b ln m2 + e ln r of each probe's predicted force on the test rows; "
       "Newton: (a, b, e) = (1, 1, -2). Intervals are 95% confidence intervals.\n\n";
-  md += "| model | probe | test rows | R² | median rel. error | a | b | e | covers (1, 1, -2) |\n";
-  md += "|---|---|---|---|---|---|---|---|---|\n";
+  md +=
+      "| model | probe | test rows | observable | R² | median rel. error | a | b | e | covers (1, 1, -2) |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|\n";
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& row : comparison["rows"]) {
     const auto key = std::make_pair(row["model"].get<std::string>(), row["probe"].get<std::string>());
     if (!seen.insert(key).second) continue;
     const auto& ex = row["exponents"];
     md += "| " + key.first + " | " + key.second + " | " + std::to_string(row["test_rows"].get<long long>()) +
-          " | " + fmt_number(row["r2"]) + " | " + fmt_number(row["relative_error"]["median"]) + " | " +
+          " | " + fmt_number(row.value("observable_fraction", Json(nullptr)), "%.3f") + " | " +
+          fmt_number(row["r2"]) + " | " + fmt_number(row["relative_error"]["median"]) + " | " +
           (ex.is_null() ? "n/a" : fmt_interval(ex["a"])) + " | " +
           (ex.is_null() ? "n/a" : fmt_interval(ex["b"])) + " | " +
           (ex.is_null() ? "n/a" : fmt_interval(ex["e"])) + " | " +
@@ -250,34 +271,49 @@ std::string compare_markdown(const Json& comparison) {
   }
   md += "\n## Recovered force laws against Newton (C·m1·m2/r², G = 4π² ≈ 39.48)\n\n";
   md +=
-      "Newton: galaxies whose selected law equals C·m1·m2/r² for a constant C > 0 (SRBench rule: constants "
-      "rounded to 3 significant digits). C/G: median over those galaxies. Held-out error: median relative "
-      "error "
-      "of the law against the true force on the test rows outside its galaxy (median over galaxies). Spread: "
-      "median over test rows of (max - min) of the galaxies' laws relative to the true force.\n\n";
+      "Galaxies recovering Newton in each verdict tier: srbench, the selected law equals C·m1·m2/r² for a "
+      "constant C > 0 (SRBench rule: constants rounded to 3 significant digits); strict, srbench with C "
+      "within "
+      "5% of G; exponents, the power-law fit of the galaxy's predictions has 95% intervals containing (1, 1, "
+      "-2). C/G: median over srbench galaxies. Held-out error: median relative error of the law against the "
+      "true force on the test rows outside its galaxy (median over galaxies). Spread: median over test rows "
+      "of (max - min) of the galaxies' laws relative to the true force.\n\n";
   md +=
-      "| model | probe | protocol | Newton | C/G | held-out rel. error | distinct laws | spread | verdict "
-      "|\n";
-  md += "|---|---|---|---|---|---|---|---|---|\n";
+      "| model | probe | protocol | srbench | strict | exponents | C/G | held-out rel. error | distinct laws "
+      "| "
+      "spread | verdict |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& row : comparison["rows"]) {
     if (row["protocol"].is_null()) continue;
     md += "| " + row["model"].get<std::string>() + " | " + row["probe"].get<std::string>() + " | " +
           row["protocol"].get<std::string>() + " | " + std::to_string(row["newton_recovered"].get<int>()) +
-          "/" + std::to_string(row["galaxy_count"].get<int>()) + " | " + fmt_number(row["c_over_g"]) + " | " +
+          "/" + std::to_string(row["galaxy_count"].get<int>()) + " | " +
+          std::to_string(row["tiers"]["strict"].get<int>()) + "/" +
+          std::to_string(row["galaxy_count"].get<int>()) + " | " +
+          std::to_string(row["tiers"]["exponents"].get<int>()) + "/" +
+          std::to_string(row["galaxy_count"].get<int>()) + " | " + fmt_number(row["c_over_g"]) + " | " +
           fmt_number(row["heldout_relative_error"]) + " | " +
           std::to_string(row["distinct_laws"].get<int>()) + " | " + fmt_number(row["law_spread"]) + " | " +
           row["verdict"].get<std::string>() + " |\n";
   }
   md += "\n## Law per galaxy\n\n";
-  md += "| model | probe | protocol | galaxy | law | Newton | held-out rel. error |\n";
-  md += "|---|---|---|---|---|---|---|\n";
+  md +=
+      "| model | probe | protocol | galaxy | law | srbench | strict | exponent e [95%] | exponents | "
+      "held-out "
+      "rel. error |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& row : comparison["rows"]) {
     if (row["protocol"].is_null()) continue;
     for (const auto& g : row["galaxies"]) {
+      const Json& v = g["verdicts"];
+      const Json fit = v["exponent_fit"].is_object() ? v["exponent_fit"] : Json::object();
       md += "| " + row["model"].get<std::string>() + " | " + row["probe"].get<std::string>() + " | " +
             row["protocol"].get<std::string>() + " | " + std::to_string(g["galaxy"].get<int>()) + " | " +
             cell(g["law"].get<std::string>()) + " | " + (g["newton"].get<bool>() ? "yes" : "no") + " | " +
-            fmt_number(g["heldout_relative_error"]) + " |\n";
+            (v["strict"].get<bool>() ? "yes" : "no") + " | " +
+            (fit.contains("e") ? fmt_interval(fit["e"]) : std::string("n/a")) + " | " +
+            (v["exponents"].get<bool>() ? "yes" : "no") + " | " + fmt_number(g["heldout_relative_error"]) +
+            " |\n";
     }
   }
   return md;

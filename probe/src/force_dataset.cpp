@@ -37,6 +37,21 @@ ForceRows ForceRows::select(const std::vector<std::int64_t>& indices) const {
 
 ForceRows ForceRows::concat(const std::vector<ForceRows>& parts) { return detail::concat_rows(parts); }
 
+double straight_line_deviation(const simulator::System& system, int row) {
+  const int n = system.n_bodies;
+  const int body = row % n, steps = row / n;
+  if (steps < 2) return 0;
+  const auto first = system.position.row(body);
+  const auto last = system.position.row(row);
+  double deviation = 0;
+  for (int k = 1; k < steps; ++k) {
+    const double t = static_cast<double>(k) / steps;
+    const auto on_chord = first + t * (last - first);
+    deviation = std::max(deviation, (system.position.row(k * n + body) - on_chord).norm());
+  }
+  return deviation;
+}
+
 ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows) {
   check_two_body(system, index);
   const int star = system.star_index();
@@ -51,6 +66,7 @@ ForceRows force_rows(const simulator::System& system, std::int64_t index, const 
   out.velocity.resize(n, d);
   out.star_position.resize(n, d);
   out.star_velocity.resize(n, d);
+  out.deviation.resize(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const int row = rows[i];
     if (row < 0 || row >= system.rows() || row % system.n_bodies == star) {
@@ -68,6 +84,7 @@ ForceRows force_rows(const simulator::System& system, std::int64_t index, const 
     out.m1[i] = system.mass[0];
     out.m2[i] = system.mass[star];
     out.force[i] = system.mass[0] * system.star_acceleration.row(row).norm();
+    out.deviation[i] = straight_line_deviation(system, row);
   }
   return out;
 }

@@ -117,7 +117,46 @@ Json ForceVectorConfig::to_json() const {
               {"test_rows_per_system", test_rows_per_system},
               {"observed_rows", observed_rows},
               {"seed", seed},
-              {"normalisation", "per sequence: RMS of |F| over the visible planet rows"}};
+              {"normalisation", "per sequence: RMS of |F| over its train-label rows"}};
+}
+
+ForceVectorSplit split_force_vector_system(const simulator::System& system, std::int64_t index,
+                                           const ForceVectorConfig& config) {
+  if (system.n_bodies < 2) {
+    throw Error("force-vector probe: system " + std::to_string(index) + " has no planets");
+  }
+  std::vector<int> rows = visible_planet_rows(system, config.observed_rows);
+  const auto count = [&](double fraction) {
+    return static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(rows.size())));
+  };
+  const std::size_t n_train = count(config.label_fraction), n_validation = count(config.validation_fraction);
+  if (n_train + n_validation >= rows.size()) {
+    throw Error("force-vector probe: system " + std::to_string(index) + " shows the model only " +
+                std::to_string(rows.size()) + " planet rows, too few for train, validation and test rows");
+  }
+  // Each system's draw comes from its own stream, so it does not depend on the other systems.
+  detail::SplitMix64 rng(detail::derive_seed(config.seed, 5000 + static_cast<std::uint64_t>(index)));
+  detail::shuffle(rows, rng);
+  auto part = [&](std::size_t begin, std::size_t end) {
+    std::vector<int> chosen(rows.begin() + static_cast<std::ptrdiff_t>(begin),
+                            rows.begin() + static_cast<std::ptrdiff_t>(end));
+    std::sort(chosen.begin(), chosen.end());
+    return chosen;
+  };
+  std::size_t test_end = rows.size();
+  if (config.test_rows_per_system > 0)
+    test_end = std::min(test_end, n_train + n_validation + config.test_rows_per_system);
+  const auto train_rows = part(0, n_train);
+  const auto test_rows = part(n_train + n_validation, test_end);
+  // The normaliser comes from the train labels alone: test vectors must not shape what the probes are scored
+  // against.
+  const double scale = force_scale(system, train_rows);
+  ForceVectorSplit out;
+  out.train = force_vector_rows(system, index, train_rows, scale);
+  out.validation = force_vector_rows(system, index, part(n_train, n_train + n_validation), scale);
+  out.test = force_vector_rows(system, index, test_rows, scale);
+  out.test_newton = newton_force_vectors(system, test_rows, scale);
+  return out;
 }
 
 ForceVectorDataset build_force_vector_dataset(const simulator::DatasetReader& reader,
@@ -134,38 +173,11 @@ ForceVectorDataset build_force_vector_dataset(const simulator::DatasetReader& re
   std::vector<ForceVectorRows> train, validation, test;
   std::vector<Eigen::MatrixXd> newton;
   for (std::int64_t index = 0; index < n_systems; ++index) {
-    const simulator::System system = reader.read_system(index);
-    if (system.n_bodies < 2) {
-      throw Error("force-vector probe: system " + std::to_string(index) + " has no planets");
-    }
-    std::vector<int> rows = visible_planet_rows(system, config.observed_rows);
-    const double scale = force_scale(system, rows);
-    const auto count = [&](double fraction) {
-      return static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(rows.size())));
-    };
-    const std::size_t n_train = count(config.label_fraction),
-                      n_validation = count(config.validation_fraction);
-    if (n_train + n_validation >= rows.size()) {
-      throw Error("force-vector probe: system " + std::to_string(index) + " shows the model only " +
-                  std::to_string(rows.size()) + " planet rows, too few for train, validation and test rows");
-    }
-    // Each system's draw comes from its own stream, so it does not depend on the other systems.
-    detail::SplitMix64 rng(detail::derive_seed(config.seed, 5000 + static_cast<std::uint64_t>(index)));
-    detail::shuffle(rows, rng);
-    auto part = [&](std::size_t begin, std::size_t end) {
-      std::vector<int> chosen(rows.begin() + static_cast<std::ptrdiff_t>(begin),
-                              rows.begin() + static_cast<std::ptrdiff_t>(end));
-      std::sort(chosen.begin(), chosen.end());
-      return chosen;
-    };
-    std::size_t test_end = rows.size();
-    if (config.test_rows_per_system > 0)
-      test_end = std::min(test_end, n_train + n_validation + config.test_rows_per_system);
-    const auto test_rows = part(n_train + n_validation, test_end);
-    train.push_back(force_vector_rows(system, index, part(0, n_train), scale));
-    validation.push_back(force_vector_rows(system, index, part(n_train, n_train + n_validation), scale));
-    test.push_back(force_vector_rows(system, index, test_rows, scale));
-    newton.push_back(newton_force_vectors(system, test_rows, scale));
+    ForceVectorSplit split = split_force_vector_system(reader.read_system(index), index, config);
+    train.push_back(std::move(split.train));
+    validation.push_back(std::move(split.validation));
+    test.push_back(std::move(split.test));
+    newton.push_back(std::move(split.test_newton));
     dataset.systems.push_back(index);
   }
   dataset.train = ForceVectorRows::concat(train);

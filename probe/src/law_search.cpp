@@ -39,6 +39,10 @@ LawSearchOptions law_search_options_from_config(ConfigReader& section, const Law
   options.galaxies = positive("galaxies", section.get("galaxies", defaults.galaxies));
   options.galaxy_rows = positive("galaxy_rows", section.get("galaxy_rows", defaults.galaxy_rows));
   options.nearest_rows = positive("nearest_rows", section.get("nearest_rows", defaults.nearest_rows));
+  options.observable_only = section.get("observable_only", defaults.observable_only);
+  options.confidence = section.get("confidence", defaults.confidence);
+  if (!(options.confidence > 0 && options.confidence < 1))
+    throw Error("probe config: 'confidence' must lie in (0, 1)");
   auto& s = options.search;
   s.operators = section.get("operators", defaults.search.operators);
   s.loss = sr::parse_loss_kind(section.get("loss", sr::to_string(defaults.search.loss)));
@@ -77,11 +81,8 @@ std::vector<std::vector<std::int64_t>> draw_galaxies(const Eigen::VectorXd& near
 }
 
 Json NewtonVerdict::json() const {
-  return Json{{"equivalent", equivalent},
-              {"relation", relation},
-              {"constant", constant},
-              {"c_over_g", c_over_g},
-              {"method", method}};
+  return Json{{"equivalent", equivalent}, {"strict", strict},     {"relation", relation},
+              {"constant", constant},     {"c_over_g", c_over_g}, {"method", method}};
 }
 
 NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points) {
@@ -95,7 +96,37 @@ NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points)
   // the wrong sign is not.
   verdict.equivalent = eq.equivalent && eq.relation == "ratio" && eq.constant > 0;
   verdict.c_over_g = verdict.equivalent ? eq.constant / kGravitationalConstant : 0;
+  verdict.strict = verdict.equivalent && std::abs(verdict.c_over_g - 1) <= kStrictConstantTolerance;
   return verdict;
+}
+
+Json exponent_intervals(const PowerLawFit& fit) {
+  return Json{{"a", {fit.a(), fit.ci_low[1], fit.ci_high[1]}},
+              {"b", {fit.b(), fit.ci_low[2], fit.ci_high[2]}},
+              {"e", {fit.e(), fit.ci_low[3], fit.ci_high[3]}},
+              {"confidence", fit.confidence},
+              {"rows", fit.rows}};
+}
+
+Json GalaxyVerdicts::json() const {
+  return Json{{"srbench", law.equivalent}, {"strict", law.strict},
+              {"exponents", exponents},    {"c_over_g", law.equivalent ? Json(law.c_over_g) : Json(nullptr)},
+              {"relation", law.relation},  {"constant", law.constant},
+              {"method", law.method},      {"exponent_fit", exponent_fit}};
+}
+
+GalaxyVerdicts galaxy_verdicts(const sr::Expr& law, const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                               double confidence) {
+  GalaxyVerdicts out;
+  out.law = newton_verdict(law, X);
+  try {
+    const PowerLawFit fit = fit_power_law(X.col(0), X.col(1), X.col(2), y, confidence);
+    out.exponents = fit.consistent_with_newton();
+    out.exponent_fit = exponent_intervals(fit);
+  } catch (const Error& e) {
+    out.exponent_fit = Json{{"error", e.what()}};  // e.g. fewer than 5 positive rows: no tier verdict
+  }
+  return out;
 }
 
 NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points) {
@@ -119,18 +150,22 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
   const auto start = std::chrono::steady_clock::now();
   const Eigen::VectorXd& predicted = predictions.prediction(probe);
   sr::validate(options.search);
-  // Rows the loss can use: finite predictions, and positive ones for a log-space loss.
+  // Rows the loss can use: finite predictions, and positive ones for a log-space loss; observable ones unless
+  // told otherwise.
   const bool needs_positive = options.search.loss == sr::LossKind::kLog;
   Eigen::VectorXd distance = predictions.nearest_train_distance;
   std::int64_t usable = 0;
   for (Eigen::Index i = 0; i < distance.size(); ++i) {
-    const bool ok = std::isfinite(predicted[i]) && (!needs_positive || predicted[i] > 0);
+    const bool ok = std::isfinite(predicted[i]) && (!needs_positive || predicted[i] > 0) &&
+                    (!options.observable_only || predictions.observable(i));
     if (!ok) distance[i] = std::numeric_limits<double>::infinity();
     usable += ok;
   }
   if (usable < 2) {
-    throw Error("law search: probe '" + probe + "' has " + std::to_string(usable) + " usable predictions" +
-                (needs_positive ? " (positive and finite, as the log loss needs)" : ""));
+    std::string needs = needs_positive ? "positive and finite, as the log loss needs" : "finite";
+    if (options.observable_only) needs += ", on observable rows";
+    throw Error("law search: probe '" + probe + "' has " + std::to_string(usable) + " usable predictions (" +
+                needs + ")");
   }
   LawSearchOptions effective = options;
   effective.nearest_rows = static_cast<int>(std::min<std::int64_t>(options.nearest_rows, usable));
@@ -155,9 +190,11 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
     }
     const auto& best = galaxy.result.front[galaxy.result.best];
     galaxy.law = best.text;
+    galaxy.law_exact = best.expr.text(law_variables(), 17);
     galaxy.complexity = best.complexity;
     galaxy.loss = best.loss;
-    galaxy.newton = newton_verdict(best.expr, X);
+    galaxy.verdicts = galaxy_verdicts(best.expr, X, y, options.confidence);
+    galaxy.newton = galaxy.verdicts.law;
     out.galaxies.push_back(std::move(galaxy));
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -168,7 +205,11 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
   Json list = Json::array();
   for (const auto& search : searches) {
     Json galaxies = Json::array();
+    int srbench = 0, strict = 0, exponents = 0;
     for (const auto& g : search.galaxies) {
+      srbench += g.verdicts.law.equivalent;
+      strict += g.verdicts.law.strict;
+      exponents += g.verdicts.exponents;
       Json front = Json::array();
       for (const auto& entry : g.result.front) {
         front.push_back(Json{{"complexity", entry.complexity},
@@ -176,34 +217,41 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
                              {"score", entry.score},
                              {"expression", entry.text}});
       }
-      galaxies.push_back(
-          Json{{"galaxy", g.galaxy},
-               {"rows", g.rows},
-               {"front", front},
-               {"best", Json{{"expression", g.law}, {"complexity", g.complexity}, {"loss", g.loss}}},
-               {"newton", g.newton.equivalent},
-               {"verdict", g.newton.json()},
-               {"iterations_run", g.result.iterations_run},
-               {"seconds", g.result.seconds}});
+      galaxies.push_back(Json{{"galaxy", g.galaxy},
+                              {"rows", g.rows},
+                              {"front", front},
+                              {"best", Json{{"expression", g.law},
+                                            {"exact", g.law_exact},
+                                            {"complexity", g.complexity},
+                                            {"loss", g.loss}}},
+                              {"newton", g.newton.equivalent},
+                              {"verdict", g.newton.json()},
+                              {"verdicts", g.verdicts.json()},
+                              {"iterations_run", g.result.iterations_run},
+                              {"seconds", g.result.seconds}});
     }
     const auto& s = search.options.search;
-    list.push_back(Json{{"probe", search.probe},
-                        {"protocol", search.protocol},
-                        {"options", Json{{"galaxies", search.options.galaxies},
-                                         {"galaxy_rows", search.options.galaxy_rows},
-                                         {"nearest_rows", search.options.nearest_rows},
-                                         {"seed", search.options.seed},
-                                         {"operators", s.operators},
-                                         {"loss", sr::to_string(s.loss)},
-                                         {"max_size", s.max_size},
-                                         {"restarts", s.restarts},
-                                         {"iterations", s.iterations},
-                                         {"populations", s.populations},
-                                         {"population_size", s.population_size},
-                                         {"time_limit_seconds_per_galaxy", s.time_limit_seconds},
-                                         {"selection", "best: highest score among losses <= 1.5 x minimum"}}},
-                        {"galaxies", galaxies},
-                        {"seconds", search.seconds}});
+    list.push_back(
+        Json{{"probe", search.probe},
+             {"protocol", search.protocol},
+             {"options", Json{{"galaxies", search.options.galaxies},
+                              {"galaxy_rows", search.options.galaxy_rows},
+                              {"nearest_rows", search.options.nearest_rows},
+                              {"seed", search.options.seed},
+                              {"operators", s.operators},
+                              {"loss", sr::to_string(s.loss)},
+                              {"max_size", s.max_size},
+                              {"restarts", s.restarts},
+                              {"iterations", s.iterations},
+                              {"populations", s.populations},
+                              {"population_size", s.population_size},
+                              {"time_limit_seconds_per_galaxy", s.time_limit_seconds},
+                              {"observable_only", search.options.observable_only},
+                              {"confidence", search.options.confidence},
+                              {"selection", "best: highest score among losses <= 1.5 x minimum"}}},
+             {"galaxies", galaxies},
+             {"newton_galaxies", Json{{"srbench", srbench}, {"strict", strict}, {"exponents", exponents}}},
+             {"seconds", search.seconds}});
   }
   Json out{{"searches", list}, {"galaxies", list.empty() ? Json::array() : list.front()["galaxies"]}};
   return out;

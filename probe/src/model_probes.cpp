@@ -380,6 +380,12 @@ Json LinearProbeOptions::to_json() const {
               {"threads", threads}};
 }
 
+void LinearProbeResult::score_layers(const Eigen::VectorXd& test_force) {
+  test_r2_unused_for_selection.clear();
+  for (const auto& prediction : test_prediction_by_layer)
+    test_r2_unused_for_selection.push_back(r_squared(test_force, prediction));
+}
+
 Json LinearProbeResult::json() const {
   return Json{
       {"selected_layer", selected_layer},
@@ -501,9 +507,7 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
   for (int layer = 0; layer < layers; ++layer) {
     const Eigen::VectorXd force = result.scaler.inverse(test_scaled[layer]);
     if (layer == result.selected_layer) result.test_prediction = force;
-    result.test_r2_unused_for_selection.push_back(test.force.size() == test.size()
-                                                      ? r_squared(test.force, force)
-                                                      : std::numeric_limits<double>::quiet_NaN());
+    result.test_prediction_by_layer.push_back(force);
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return result;

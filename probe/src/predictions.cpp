@@ -3,8 +3,10 @@
 #include <hdf5.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
@@ -229,6 +231,13 @@ const Eigen::VectorXd& Predictions::prediction(const std::string& probe) const {
               ")");
 }
 
+double Predictions::observable_fraction() const {
+  if (rows.size() == 0) return std::numeric_limits<double>::quiet_NaN();
+  std::int64_t count = 0;
+  for (Eigen::Index i = 0; i < rows.size(); ++i) count += observable(i);
+  return static_cast<double>(count) / static_cast<double>(rows.size());
+}
+
 bool Predictions::has(const std::string& probe) const {
   return std::any_of(probes.begin(), probes.end(), [&](const auto& p) { return p.first == probe; });
 }
@@ -241,6 +250,9 @@ void write_predictions(const std::string& path, const Predictions& predictions) 
   if (predictions.nearest_train_distance.size() != n) {
     throw Error("predictions: nearest_train_distance has the wrong length");
   }
+  if (rows.deviation.size() != n) throw Error("predictions: deviation has the wrong length");
+  if (!(predictions.observable_bin_width >= 0) || !std::isfinite(predictions.observable_bin_width))
+    throw Error("predictions: observable_bin_width must be a finite number >= 0");
   for (const auto& [name, values] : predictions.probes) {
     if (values.size() != n) throw Error("predictions: probe '" + name + "' has the wrong length");
   }
@@ -252,6 +264,8 @@ void write_predictions(const std::string& path, const Predictions& predictions) 
     write_vector(root, "m2", rows.m2);
     write_vector(root, "force_true", rows.force);
     write_vector(root, "nearest_train_distance", predictions.nearest_train_distance);
+    write_vector(root, "deviation", rows.deviation);
+    write_string_attribute(root, "observable_bin_width", Json(predictions.observable_bin_width).dump());
     write_matrix(root, "position", rows.position);
     write_matrix(root, "velocity", rows.velocity);
     write_matrix(root, "star_position", rows.star_position);
@@ -329,6 +343,13 @@ Predictions read_predictions(const std::string& path) {
   rows.m1 = read_vector(root, "m1", path, n);
   rows.m2 = read_vector(root, "m2", path, n);
   out.nearest_train_distance = read_vector(root, "nearest_train_distance", path, n);
+  rows.deviation = read_vector(root, "deviation", path, n);
+  try {
+    out.observable_bin_width =
+        Json::parse(read_string_attribute(root, "observable_bin_width", path)).get<double>();
+  } catch (const Json::exception&) {
+    throw Error(path + ": attribute 'observable_bin_width' is corrupt");
+  }
   rows.position = read_matrix(root, "position", path, n);
   rows.velocity = read_matrix(root, "velocity", path, n);
   rows.star_position = read_matrix(root, "star_position", path, n);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <memory>
 
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
@@ -20,9 +21,18 @@ namespace orbitlaw::probe {
 
 namespace {
 
+// In the order predictions.h5 lists them. knn: Vafa et al.'s oracle on the standardised true state; knn_log:
+// the same on (ln r, ln m1, ln m2), the law's own inputs (a labelled variant, never the default oracle);
+// random: ridge on random features, the negative control.
 const std::vector<std::string>& known_probes() {
-  static const std::vector<std::string> names = {"finetune", "linear", "knn", "newton"};
+  static const std::vector<std::string> names = {"finetune", "linear", "knn", "knn_log", "newton", "random"};
   return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 bool needs_model(const std::string& probe) { return probe == "finetune" || probe == "linear"; }
@@ -93,12 +103,14 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   if (task != "magnitude" && task != "vector")
     throw Error("probe config: unknown task '" + task + "' (known: magnitude, vector)");
   const bool vector_task = task == "vector";
-  std::vector<std::string> default_probes = use_model ? (vector_task ? vector_probes() : known_probes())
-                                                      : std::vector<std::string>{"knn", "newton"};
+  std::vector<std::string> default_probes =
+      use_model ? (vector_task ? vector_probes() : known_probes())
+                : (vector_task ? std::vector<std::string>{"knn", "newton"}
+                               : std::vector<std::string>{"knn", "knn_log", "newton", "random"});
   const auto probes = reader.get("probes", default_probes);
   for (const auto& p : probes) {
     if (!contains(known_probes(), p)) {
-      throw Error("probe config: unknown probe '" + p + "' (known: finetune, linear, knn, newton)");
+      throw Error("probe config: unknown probe '" + p + "' (known: " + joined(known_probes()) + ")");
     }
     if (vector_task && !contains(vector_probes(), p))
       throw Error("probe config: probe '" + p +
@@ -169,6 +181,28 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     s.finish();
     reader.set_resolved("knn", s.resolved());
   }
+  KnnOptions knn_log = knn;
+  knn_log.state = log_knn_state();
+  RandomFeatureOptions random_features;
+  {
+    ConfigReader s = reader.section("random");
+    random_features.features = s.get("features", random_features.features);
+    if (random_features.features < 1) throw Error("probe config: 'random.features' must be >= 1");
+    random_features.seed = seed;
+    s.finish();
+    reader.set_resolved("random", s.resolved());
+  }
+  // Rows whose visible track bends by less than this (AU) do not show the force: galaxies leave them out.
+  // Default: one bin of the checkpoint's tokenizer; 0 (every row observable) for oracle-only runs unless set.
+  const auto observable_bin_width = reader.get<double>("observable_bin_width", -1.0);
+  if (!std::isfinite(observable_bin_width) || (observable_bin_width < 0 && observable_bin_width != -1.0))
+    throw Error("probe config: 'observable_bin_width' must be a finite number >= 0");
+  // Probe data outside the checkpoint's training distribution (unseen cadence, clamped coordinates) is
+  // refused unless this is set.
+  const bool allow_distribution_shift = reader.get("allow_distribution_shift", false);
+  const auto max_outside_fraction = reader.get<double>("max_outside_range_fraction", 0.01);
+  if (!(max_outside_fraction >= 0 && max_outside_fraction <= 1))
+    throw Error("probe config: 'max_outside_range_fraction' must lie in [0, 1]");
   // Law searches. The budget keys at the sr level apply to both protocols; a protocol's own section wins.
   std::vector<std::string> sr_probes, protocols;
   std::vector<LawSearchOptions> protocol_options;
@@ -190,6 +224,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     shared.search.populations = s.get("populations", 4);
     shared.search.population_size = s.get("population_size", 30);
     shared.search.threads = s.get("threads", threads);
+    shared.observable_only = s.get("observable_only", shared.observable_only);
+    shared.confidence = s.get("confidence", shared.confidence);
     for (const auto& name : protocols) {
       LawSearchOptions defaults;
       if (name == "published") {
@@ -207,6 +243,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       defaults.search.populations = shared.search.populations;
       defaults.search.population_size = shared.search.population_size;
       defaults.search.threads = shared.search.threads;
+      defaults.observable_only = shared.observable_only;
+      defaults.confidence = shared.confidence;
       ConfigReader section = s.section(name);
       LawSearchOptions options = law_search_options_from_config(section, defaults);
       options.seed = seed;
@@ -222,6 +260,30 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     reader.set_resolved("sr", s.resolved());
   }
 
+  // The probe data against the model's training distribution (magnitude task): one line and exit unless
+  // allowed, since a law read off inputs the model never saw says nothing about what it learned.
+  std::unique_ptr<simulator::DatasetReader> magnitude_data;
+  if (!vector_task) magnitude_data = std::make_unique<simulator::DatasetReader>(paths.data);
+  Json distribution = nullptr;
+  auto check_distribution = [&](const model::LoadedModel& model) -> Json {
+    TrainingDistribution training;
+    training.lo = model.tokenizer.lo;
+    training.hi = model.tokenizer.hi;
+    training.observed_rows = model.tokenizer.rows - 2;
+    if (model.train_state.contains("data"))
+      training.cadences = model.train_state["data"].value("cadences", std::vector<double>{});
+    DistributionCheck check = check_probe_distribution(*magnitude_data, split.systems, training);
+    check.max_outside_fraction = max_outside_fraction;
+    const std::string problem = check.problem();
+    if (!problem.empty() && !allow_distribution_shift)
+      throw Error("probe data " + paths.data + " is outside the model's training distribution: " + problem +
+                  " (simulate probe data like the training data, or set allow_distribution_shift=true)");
+    if (!problem.empty()) log("warning: probe data outside the training distribution (allowed): " + problem);
+    if (!check.cadences_known)
+      log("note: the checkpoint does not record its training cadences; only the coordinate range is checked");
+    return check.json();
+  };
+
   // The model first: its tokenizer decides which rows are visible.
   model::LoadedModel loaded;
   if (use_model) {
@@ -230,6 +292,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     torch::set_num_threads(threads);
     loaded = model::load_model(paths.checkpoint, model::resolve_device(device_name));
     split.observed_rows = loaded.tokenizer.rows - 2;  // inputs are rows - 1 positions, the cadence first
+    if (!vector_task) distribution = check_distribution(loaded);
     if (label.empty()) label = model_label(loaded.config);
     log("loaded " + paths.checkpoint + " (" + label + ", " +
         std::to_string(loaded.module->parameter_count()) + " parameters) on " +
@@ -240,6 +303,10 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   Json resolved = reader.resolved();
   resolved["label"] = label;
   resolved["split"]["observed_rows"] = split.observed_rows;
+  const double bin_width = observable_bin_width >= 0 ? observable_bin_width
+                           : use_model               ? loaded.tokenizer.bin_width()
+                                                     : 0.0;
+  resolved["observable_bin_width"] = bin_width;
   // Fine-tuning's own limit, capped by what the run's budget leaves it by `share` of the budget.
   const auto finetune_limit = [&, requested = finetune.time_limit_seconds](double share) {
     if (time_limit <= 0) return requested;
@@ -267,8 +334,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     return detail::run_vector_task(vector, paths);
   }
 
+  const simulator::DatasetReader& data = *magnitude_data;
   std::filesystem::create_directories(paths.out);
-  const simulator::DatasetReader data(paths.data);
   const ForceDataset dataset = build_force_dataset(data, split);
   log("force dataset: " + std::to_string(dataset.train_systems.size()) + " train / " +
       std::to_string(dataset.validation_systems.size()) + " validation / " +
@@ -280,7 +347,10 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   predictions.rows = dataset.test;
   predictions.model = label;
   predictions.config = resolved;
+  predictions.observable_bin_width = bin_width;
   Json details = Json::object();
+  log("observable test rows (track bends by more than " + format("%.4g AU", bin_width) +
+      "): " + format("%.1f%%", 100 * predictions.observable_fraction()));
 
   // KNN on the train rows: both an oracle and the definition of "near the training states".
   const KnnOracle oracle(dataset.train, knn);
@@ -289,12 +359,21 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     if (probe == "newton") {
       predictions.probes.emplace_back(probe, newton_force(dataset.test));
       details[probe] = Json{{"law", "G*m1*m2/r^2"}, {"G", kGravitationalConstant}};
-    } else if (probe == "knn") {
-      predictions.probes.emplace_back(probe, oracle.predict(dataset.test));
+    } else if (probe == "knn" || probe == "knn_log") {
+      const auto& state = probe == "knn" ? knn.state : knn_log.state;
+      predictions.probes.emplace_back(probe, probe == "knn"
+                                                 ? oracle.predict(dataset.test)
+                                                 : KnnOracle(dataset.train, knn_log).predict(dataset.test));
       details[probe] = Json{{"k", knn.k},
-                            {"state", knn.state},
+                            {"state", state},
                             {"fitted_on", "train rows"},
                             {"standardised", "by the train rows' mean and standard deviation"}};
+    } else if (probe == "random") {
+      const RandomFeatureResult result =
+          random_feature_probe(dataset.train, dataset.validation, dataset.test, random_features);
+      predictions.probes.emplace_back(probe, result.test_prediction);
+      details[probe] = result.json();
+      details[probe]["options"] = random_features.to_json();
     }
   }
   if (use_model && (contains(probes, "finetune") || contains(probes, "linear"))) {
@@ -306,8 +385,9 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     ForceRows test_inputs = dataset.test;
     test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());
     if (contains(probes, "linear")) {
-      const LinearProbeResult result =
+      LinearProbeResult result =
           linear_probe(loaded, encoded, dataset.train, dataset.validation, test_inputs, linear);
+      result.score_layers(dataset.test.force);
       details["linear"] = result.json();
       details["linear"]["options"] = linear.to_json();
       log("linear probes: layer " + std::to_string(result.selected_layer) + " selected (validation R^2 " +
@@ -328,7 +408,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
           format("%.4g", result.selected_validation_mse) + "), " + format("%.1f s", result.seconds));
       predictions.probes.emplace_back("finetune", result.test_prediction);
     }
-    // Keep the file's probe order fixed: finetune, linear, knn, newton (those that ran).
+    // Keep the file's probe order fixed: that of known_probes() (those that ran).
     std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
     for (const auto& name : known_probes()) {
       for (auto& p : predictions.probes) {
@@ -373,29 +453,42 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       --searches_left;
       searches.push_back(search_laws(predictions, probe, options));
       const auto& s = searches.back();
-      int newton = 0;
-      for (const auto& g : s.galaxies) newton += g.newton.equivalent;
-      log("law search " + probe + " / " + options.protocol + ": Newton in " + std::to_string(newton) +
-          " of " + std::to_string(s.galaxies.size()) + " galaxies (" + format("%.1f s", s.seconds) +
+      int srbench = 0, strict = 0, exponents = 0;
+      for (const auto& g : s.galaxies) {
+        srbench += g.verdicts.law.equivalent;
+        strict += g.verdicts.law.strict;
+        exponents += g.verdicts.exponents;
+      }
+      const auto of = "/" + std::to_string(s.galaxies.size());
+      log("law search " + probe + " / " + options.protocol + ": Newton srbench " + std::to_string(srbench) +
+          of + ", strict " + std::to_string(strict) + of + ", exponents " + std::to_string(exponents) + of +
+          " (" + format("%.1f s", s.seconds) +
           "); galaxy 0: " + (s.galaxies.empty() ? std::string("-") : s.galaxies.front().law));
     }
   }
   out.sr_path = (dir / "sr.json").string();
   write_text_atomic(out.sr_path, law_searches_json(searches).dump(2) + "\n");
 
-  out.summary = Json{{"model", label},
-                     {"checkpoint", paths.checkpoint},
-                     {"data", paths.data},
-                     {"split",
-                      {{"train_systems", dataset.train_systems.size()},
-                       {"validation_systems", dataset.validation_systems.size()},
-                       {"test_systems", dataset.test_systems.size()},
-                       {"train_rows", dataset.train.size()},
-                       {"validation_rows", dataset.validation.size()},
-                       {"test_rows", dataset.test.size()}}},
-                     {"accuracy", accuracy},
-                     {"probes", details},
-                     {"config", resolved}};
+  out.summary =
+      Json{{"model", label},
+           {"checkpoint", paths.checkpoint},
+           {"data", paths.data},
+           {"split",
+            {{"train_systems", dataset.train_systems.size()},
+             {"validation_systems", dataset.validation_systems.size()},
+             {"test_systems", dataset.test_systems.size()},
+             {"train_rows", dataset.train.size()},
+             {"validation_rows", dataset.validation.size()},
+             {"test_rows", dataset.test.size()}}},
+           {"accuracy", accuracy},
+           {"observable",
+            {{"bin_width", bin_width},
+             {"fraction", predictions.observable_fraction()},
+             {"galaxies_observable_only",
+              protocol_options.empty() ? Json(nullptr) : Json(protocol_options.front().observable_only)}}},
+           {"distribution", distribution},
+           {"probes", details},
+           {"config", resolved}};
   detail::write_summary_and_provenance(out, paths, resolved, seed, library_versions);
   return out;
 }

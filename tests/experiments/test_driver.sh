@@ -34,7 +34,7 @@ case "$scenario" in
       --require force_scatter_softmax.png --require force_scatter_lssar.png \
       --require pareto_softmax.png --require pareto_lssar.png || fail "report check"
     grep -q "report: $run/report/report.html" "$tmp/out.txt" || fail "the script did not print where the report is"
-    grep -q "Newton recovered" "$tmp/out.txt" || fail "the script did not print the table of recovered laws"
+    grep -q "Recovered force laws against Newton" "$tmp/out.txt" || fail "the script did not print the table of recovered laws"
     for f in experiment.json provenance.json configs/train-lssar.json logs/train-lssar.log; do
       [ -s "$run/$f" ] || fail "run folder lacks $f"
     done

@@ -76,3 +76,36 @@ TEST(ForceDataset, RejectsBadConfigsAndNonTwoBodyData) {
   config.systems = 2;
   EXPECT_THROW(build_force_dataset(reader, config), orbitlaw::Error);  // too few for three splits
 }
+
+// Uniform circular motion of radius R through angle theta over s steps: the largest distance from the chord
+// (uniform in time) is at the middle step, the sagitta R (1 - cos(theta / 2)).
+TEST(ForceDataset, StraightLineDeviationIsTheSagittaOfACircularArc) {
+  orbitlaw::simulator::System system;
+  system.n_bodies = 2;
+  system.dim = 2;
+  const int steps = 41;
+  const double R = 3.0, dtheta = 0.02;
+  system.n_steps = steps;
+  system.position = Eigen::MatrixXd::Zero(2 * steps, 2);
+  for (int k = 0; k < steps; ++k)
+    system.position.row(2 * k) << R * std::cos(k * dtheta), R * std::sin(k * dtheta);
+  EXPECT_EQ(straight_line_deviation(system, 0), 0);
+  EXPECT_EQ(straight_line_deviation(system, 2), 0);  // two points: a straight line
+  for (int s : {2, 10, 40}) {
+    const double theta = s * dtheta;
+    EXPECT_NEAR(straight_line_deviation(system, 2 * s), R * (1 - std::cos(theta / 2)), 1e-12) << s;
+  }
+  // Straight-line motion never deviates.
+  for (int k = 0; k < steps; ++k) system.position.row(2 * k) << 1 + 0.3 * k, -2 + 0.1 * k;
+  EXPECT_NEAR(straight_line_deviation(system, 2 * 40), 0, 1e-12);
+}
+
+TEST(ForceDataset, EveryRowCarriesItsDeviation) {
+  const orbitlaw::simulator::DatasetReader reader(orbitlaw::test::two_body_dataset(60, 30));
+  const ForceDataset data = build_force_dataset(reader, ForceSplitConfig{});
+  ASSERT_EQ(data.test.deviation.size(), data.test.size());
+  for (std::int64_t i = 0; i < data.test.size(); ++i) {
+    const auto system = reader.read_system(data.test.system[i]);
+    EXPECT_EQ(data.test.deviation[i], straight_line_deviation(system, data.test.row[i]));
+  }
+}

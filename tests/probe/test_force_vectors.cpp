@@ -128,16 +128,18 @@ TEST(ForceVectors, NormalisedPerSequenceAndSplitByRowWithinEachSequence) {
   std::set<double> scales;
   for (std::int64_t s = 0; s < 3; ++s) {
     const sim::System system = reader.read_system(s);
-    // The documented normaliser: RMS of |m_i a_i| over every visible planet row of the sequence.
+    int n = 0;  // visible planet rows
+    for (int row = 0; row < system.rows(); ++row) n += row % system.n_bodies != system.n_bodies - 1;
+    // The documented normaliser: RMS of |m_i a_i| over the sequence's train-label rows only.
     double sum = 0;
-    int n = 0;
-    for (int row = 0; row < system.rows(); ++row) {
-      const int body = row % system.n_bodies;
-      if (body == system.n_bodies - 1) continue;
-      sum += std::pow(system.mass[body] * system.acceleration.row(row).norm(), 2);
-      ++n;
+    int n_train = 0;
+    for (std::int64_t i = 0; i < data.train.size(); ++i) {
+      if (data.train.system[i] != s) continue;
+      sum += std::pow(system.mass[data.train.body[i]] * system.acceleration.row(data.train.row[i]).norm(), 2);
+      ++n_train;
     }
-    const double scale = std::sqrt(sum / n);
+    ASSERT_GT(n_train, 0);
+    const double scale = std::sqrt(sum / n_train);
     scales.insert(scale);
     std::set<int> seen;
     auto check = [&](const ForceVectorRows& rows, std::size_t expected_count, const char* split) {
@@ -159,14 +161,33 @@ TEST(ForceVectors, NormalisedPerSequenceAndSplitByRowWithinEachSequence) {
     EXPECT_EQ(seen.size(), static_cast<std::size_t>(n));  // every visible planet row, exactly once
   }
   EXPECT_EQ(scales.size(), 3u);  // each sequence has its own scale
-  // Normalised: the mean |F|^2 over all of a sequence's rows is 1.
-  double total =
-      data.train.force.squaredNorm() + data.validation.force.squaredNorm() + data.test.force.squaredNorm();
-  EXPECT_NEAR(total / (data.train.size() + data.validation.size() + data.test.size()), 1.0, 1e-9);
+  // Normalised: the mean |F|^2 over a sequence's train rows is 1.
+  EXPECT_NEAR(data.train.force.squaredNorm() / data.train.size(), 1.0, 1e-9);
 
   config.label_fraction = 0.6;
   config.validation_fraction = 0.5;
   EXPECT_THROW(build_force_vector_dataset(reader, config), orbitlaw::Error);
+}
+
+// The scale must not read test rows: poisoning every test row's acceleration leaves the train and validation
+// labels and the scale bit-identical.
+TEST(ForceVectors, PoisonedTestRowsLeaveTheScaleBitIdentical) {
+  const sim::DatasetReader reader(dataset("vafa-paper", 3, 601));
+  ForceVectorConfig config;
+  config.label_fraction = 0.05;
+  config.validation_fraction = 0.05;
+  config.seed = 3;
+  const sim::System clean = reader.read_system(1);
+  const ForceVectorSplit before = split_force_vector_system(clean, 1, config);
+  sim::System poisoned = clean;
+  for (int row : before.test.row) poisoned.acceleration.row(row) *= 1e6;
+  const ForceVectorSplit after = split_force_vector_system(poisoned, 1, config);
+  ASSERT_EQ(after.test.row, before.test.row);
+  EXPECT_EQ(after.train.scale, before.train.scale);
+  EXPECT_EQ(after.train.force, before.train.force);
+  EXPECT_EQ(after.validation.force, before.validation.force);
+  EXPECT_EQ(after.test.scale, before.test.scale);
+  EXPECT_NE(after.test.force, before.test.force);  // the poison did reach the test labels
 }
 
 TEST(ForceVectors, NewtonOracleHasRSquaredOneRandomFeaturesDoNot) {

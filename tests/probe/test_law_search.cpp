@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <random>
 #include <set>
@@ -44,6 +45,69 @@ TEST(NewtonVerdict, HandComputedCases) {
   EXPECT_FALSE(newton_verdict("m1*m1/r^2", points).equivalent);
   EXPECT_FALSE(newton_verdict("cos(cos(2.19*m1))", points).equivalent);  // Vafa et al.'s fine-tuned GPT
   EXPECT_FALSE(newton_verdict("0.001", points).equivalent);
+}
+
+// The three tiers on hand-built laws at their edges. G = 4 pi^2 = 39.478...; constants are rounded to 3
+// significant digits before the srbench comparison, so an r exponent of 1.9951 rounds to 2.00 and 1.993 to
+// 1.99.
+TEST(NewtonVerdict, TiersAtTheirEdges) {
+  const Eigen::MatrixXd points = sample_points();
+  const double G = 39.47841760435743;
+  auto law = [](double c, double exponent) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%.17g*m1*m2/r^%.17g", c, exponent);
+    return std::string(text);
+  };
+  const auto near = newton_verdict(law(G, 1.9951), points);
+  EXPECT_TRUE(near.equivalent);  // rounds to r^2.00
+  EXPECT_TRUE(near.strict);
+  const auto off = newton_verdict(law(G, 1.993), points);
+  EXPECT_FALSE(off.equivalent);  // rounds to r^1.99
+  EXPECT_FALSE(off.strict);
+  const auto low = newton_verdict(law(0.9 * G, 2), points);
+  EXPECT_TRUE(low.equivalent);  // any C > 0 is srbench's Newton
+  EXPECT_FALSE(low.strict);     // 10% below G
+  const auto high = newton_verdict(law(1.2 * G, 2), points);
+  EXPECT_TRUE(high.equivalent);
+  EXPECT_FALSE(high.strict);
+  EXPECT_TRUE(newton_verdict(law(1.04 * G, 2), points).strict);   // inside 5%
+  EXPECT_FALSE(newton_verdict(law(1.06 * G, 2), points).strict);  // outside
+
+  // The exponents tier reads the data the law was searched on, not the law: noiseless r^-1.995 data has
+  // zero-width intervals that exclude -2 whatever law was found.
+  const auto X = sample_points();
+  Eigen::VectorXd exact_steep(X.rows());
+  for (Eigen::Index i = 0; i < X.rows(); ++i)
+    exact_steep[i] = G * X(i, 1) * X(i, 2) / std::pow(X(i, 0), 1.995);
+  const auto steep = galaxy_verdicts(orbitlaw::sr::parse(law(G, 2), law_variables()), X, exact_steep, 0.95);
+  EXPECT_TRUE(steep.law.strict);
+  EXPECT_FALSE(steep.exponents);
+  EXPECT_NEAR(steep.exponent_fit["e"][0].get<double>(), -1.995, 1e-9);
+}
+
+// Calibration of the exponents tier: Newton's law with 1% multiplicative noise on 50 rows. Each of the three
+// 95% intervals covers its exponent in 95% of draws, so all three together in about 0.95^3 = 86%; an r^-2.2
+// law with the same noise is rejected nearly always.
+TEST(NewtonVerdict, ExponentTierIsCalibratedOnNoisyData) {
+  const auto X = sample_points();
+  const auto any_law = orbitlaw::sr::parse("cos(m1)", law_variables());
+  int newton_covered = 0, steep_covered = 0;
+  const int draws = 200;
+  for (int seed = 0; seed < draws; ++seed) {
+    std::mt19937_64 rng(100 + seed);
+    std::normal_distribution<double> noise(0, 0.01);
+    Eigen::VectorXd newton(X.rows()), steep(X.rows());
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+      const double n = std::exp(noise(rng));
+      newton[i] = 39.47841760435743 * X(i, 1) * X(i, 2) / (X(i, 0) * X(i, 0)) * n;
+      steep[i] = 39.47841760435743 * X(i, 1) * X(i, 2) / std::pow(X(i, 0), 2.2) * n;
+    }
+    newton_covered += galaxy_verdicts(any_law, X, newton, 0.95).exponents;
+    steep_covered += galaxy_verdicts(any_law, X, steep, 0.95).exponents;
+  }
+  EXPECT_GT(newton_covered, 0.78 * draws);
+  EXPECT_LT(newton_covered, 0.93 * draws);
+  EXPECT_LT(steep_covered, 0.02 * draws);
 }
 
 TEST(Galaxies, DrawnFromTheNearestRows) {
@@ -107,6 +171,7 @@ ForceRows true_states(std::int64_t n, std::uint64_t seed) {
     rows.row.push_back(0);
   }
   rows.force = newton_force(rows);
+  rows.deviation = Eigen::VectorXd::Ones(n);  // every row observable (the bin width is 0 here)
   return rows;
 }
 
@@ -133,22 +198,12 @@ const OracleRun& oracle_run() {
     out.predictions.nearest_train_distance = oracle.nearest_distance(test);
     out.predictions.probes.emplace_back("knn", oracle.predict(test));
     out.predictions.probes.emplace_back("newton", newton_force(test));
-    // Ridge on 16 random Gaussian features: a probe whose inputs carry no information about the state.
-    std::mt19937_64 rng(5);
-    std::normal_distribution<double> g(0, 1);
-    auto random_features = [&](std::int64_t n) {
-      Eigen::MatrixXd X(n, 16);
-      for (std::int64_t i = 0; i < n; ++i)
-        for (int j = 0; j < 16; ++j) X(i, j) = g(rng);
-      return X;
-    };
-    const auto scaler = TargetScaler::fit(TargetScaler::Kind::kLog, train.force);
-    NormalEquations fit(16), select(16);
-    fit.add(random_features(train.size()), scaler.forward(train.force));
-    select.add(random_features(validation.size()), scaler.forward(validation.force));
-    const auto ridge = select_ridge(fit, select, default_ridge_lambdas());
-    out.predictions.probes.emplace_back("random",
-                                        scaler.inverse(ridge.solution.predict(random_features(test.size()))));
+    // The random-feature control: ridge on Gaussian features that carry no information about the state.
+    RandomFeatureOptions random;
+    random.features = 16;
+    random.seed = 5;
+    out.predictions.probes.emplace_back(
+        "random", random_feature_probe(train, validation, test, random).test_prediction);
 
     for (const auto& probe : {"knn", "random"}) {
       out.searches.push_back(search_laws(out.predictions, probe, test_protocol(published_protocol())));
@@ -200,6 +255,10 @@ void compare_says_which_probe_recovered_newton() {
   }
   ASSERT_TRUE(knn && random && newton);
   EXPECT_EQ((*knn)["newton_recovered"], 5);
+  EXPECT_EQ((*knn)["tiers"]["srbench"], 5);
+  EXPECT_EQ((*random)["tiers"]["srbench"], 0);
+  EXPECT_EQ((*random)["tiers"]["strict"], 0);
+  EXPECT_EQ((*random)["tiers"]["exponents"], 0);
   EXPECT_EQ((*knn)["verdict"], "Newton recovered in every galaxy");
   EXPECT_LT((*knn)["heldout_relative_error"].get<double>(), 0.2);
   EXPECT_EQ((*random)["newton_recovered"], 0);
@@ -217,6 +276,32 @@ void compare_says_which_probe_recovered_newton() {
   EXPECT_NE(md.find("not Newton"), std::string::npos);
 }
 
+// compare reads each galaxy's stored exact expression, not the 6-digit text: a law whose printed text sits
+// across the rounding edge from its exact value is judged by the exact value.
+void compare_reads_the_exact_expression() {
+  const auto& run = oracle_run();
+  const std::string dir = (orbitlaw::test::probe_temp_dir() / "exact-run").string();
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(run.dir + "/predictions.h5", dir + "/predictions.h5",
+                             std::filesystem::copy_options::overwrite_existing);
+  orbitlaw::Json sr = law_searches_json({run.searches[0]});
+  for (auto& g : sr["searches"][0]["galaxies"]) {
+    g["best"]["expression"] = "39.4784*m1*m2/r^1.99";  // what a 3-digit printout would suggest: not Newton
+    g["best"]["exact"] = "39.478417604357432*m1*m2/r^1.9951";
+  }
+  orbitlaw::write_text_atomic(dir + "/sr.json", sr.dump(2));
+  const auto comparison = compare_runs({dir}, CompareOptions{});
+  int checked = 0;
+  for (const auto& row : comparison["rows"]) {
+    if (row["probe"] == "knn" && !row["protocol"].is_null()) {
+      EXPECT_EQ(row["tiers"]["srbench"], 5);
+      EXPECT_EQ(row["tiers"]["strict"], 5);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 1);
+}
+
 void predictions_round_trip_through_hdf5() {
   const auto& run = oracle_run();
   const Predictions back = read_predictions(run.dir + "/predictions.h5");
@@ -226,6 +311,8 @@ void predictions_round_trip_through_hdf5() {
   EXPECT_EQ(back.rows.row, run.predictions.rows.row);
   EXPECT_EQ(back.rows.force, run.predictions.rows.force);
   EXPECT_EQ(back.rows.position, run.predictions.rows.position);
+  EXPECT_EQ(back.rows.deviation, run.predictions.rows.deviation);
+  EXPECT_EQ(back.observable_bin_width, run.predictions.observable_bin_width);
   EXPECT_EQ(back.prediction("knn"), run.predictions.prediction("knn"));
   EXPECT_THROW(back.prediction("finetune"), orbitlaw::Error);
   EXPECT_THROW(read_predictions(run.dir + "/sr.json"), orbitlaw::Error);
@@ -238,5 +325,6 @@ TEST(LawSearch, KnnOracleRecoversNewtonRandomFeaturesDoNotAndCompareSaysSo) {
   knn_oracle_recovers_newton_in_every_galaxy();
   random_feature_probe_does_not_recover_newton();
   compare_says_which_probe_recovered_newton();
+  compare_reads_the_exact_expression();
   predictions_round_trip_through_hdf5();
 }

@@ -59,6 +59,7 @@ ForceRows rows_at(const std::vector<double>& r, const std::vector<double>& m1, c
   rows.velocity = Eigen::MatrixXd::Zero(n, 2);
   rows.star_position = Eigen::MatrixXd::Zero(n, 2);
   rows.star_velocity = Eigen::MatrixXd::Zero(n, 2);
+  rows.deviation = Eigen::VectorXd::Zero(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     rows.system.push_back(i);
     rows.row.push_back(0);
@@ -99,7 +100,8 @@ TEST(KnnOracle, StateVariablesAreNamedAndChecked) {
   ASSERT_EQ(state.cols(), 6);  // relative position (2), relative velocity (2), m1, m2
   EXPECT_DOUBLE_EQ(state(1, 0), 2);
   EXPECT_DOUBLE_EQ(state(1, 4), 2e-3);
-  const auto logs = state_matrix(rows, default_knn_state());  // ln r, ln m1, ln m2
+  EXPECT_EQ(state_matrix(rows, default_knn_state()), state);  // Vafa et al.'s state is the default
+  const auto logs = state_matrix(rows, log_knn_state());      // ln r, ln m1, ln m2
   ASSERT_EQ(logs.cols(), 3);
   EXPECT_DOUBLE_EQ(logs(1, 0), std::log(2.0));
   EXPECT_DOUBLE_EQ(logs(1, 1), std::log(2e-3));

@@ -16,9 +16,11 @@ using orbitlaw::test::run_orbitlaw;
 
 namespace {
 
-// A small law-search budget: the CLI tests check plumbing, not discovery.
+// A small law-search budget: the CLI tests check plumbing, not discovery. The two-body preset's tiny masses
+// barely bend a track within 30 steps, so every row counts as observable here (bin width 0).
 const std::string kQuick =
     " --set threads=2 --set finetune.steps=6 --set finetune.batch_size=4 --set finetune.eval_interval=3"
+    " --set observable_bin_width=0"
     " --set sr.galaxies=2 --set sr.galaxy_rows=20 --set sr.nearest_rows=30 --set sr.iterations=3"
     " --set sr.restarts=1 --set sr.populations=2 --set sr.population_size=12";
 
@@ -45,7 +47,8 @@ TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
     EXPECT_TRUE(fs::exists(out / name)) << name;
   }
   const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
-  EXPECT_EQ(predictions.probe_names(), (std::vector<std::string>{"finetune", "linear", "knn", "newton"}));
+  EXPECT_EQ(predictions.probe_names(),
+            (std::vector<std::string>{"finetune", "linear", "knn", "knn_log", "newton", "random"}));
   EXPECT_EQ(predictions.model, "tiny-softmax");
   EXPECT_EQ(predictions.rows.size(), 120);  // 6 test systems x 20 visible planet rows (rows 0, 2, ..., 38)
   EXPECT_TRUE(predictions.provenance.contains("git_revision") ||
@@ -56,7 +59,14 @@ TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
   result = run_orbitlaw("probe --oracle-only --data " + data + " --out " + oracle.string() + kQuick);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_EQ(orbitlaw::probe::read_predictions((oracle / "predictions.h5").string()).probe_names(),
-            (std::vector<std::string>{"knn", "newton"}));
+            (std::vector<std::string>{"knn", "knn_log", "newton", "random"}));
+  // The linear probe's per-layer test R^2 is computed (it was NaN while the probe held no test labels).
+  const auto summary = orbitlaw::Json::parse(read_file(out / "probe.json"));
+  const auto& layers = summary["probes"]["linear"]["test_r2_unused_for_selection"];
+  ASSERT_EQ(layers.size(), 4u);  // embedding, 2 blocks, final LayerNorm
+  for (const auto& r2 : layers) EXPECT_TRUE(r2.is_number()) << layers;
+  EXPECT_EQ(summary["observable"]["bin_width"], 0.0);
+  EXPECT_TRUE(summary["distribution"]["in_distribution"].get<bool>()) << summary["distribution"];
 
   const fs::path compare = orbitlaw::test::probe_temp_dir() / "cli-compare";
   fs::create_directories(compare);
@@ -66,7 +76,8 @@ TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
   EXPECT_NE(md.find("| tiny-softmax | finetune | published |"), std::string::npos) << md;
   EXPECT_NE(md.find("| oracle | knn | extended |"), std::string::npos) << md;
   const auto json = orbitlaw::Json::parse(read_file(compare / "compare.json"));
-  EXPECT_EQ(json["rows"].size(), 12u);  // (4 + 2 probes) x 2 protocols
+  EXPECT_EQ(json["rows"].size(), 20u);  // (6 + 4 probes) x 2 protocols
+  EXPECT_NE(md.find("| srbench | strict | exponents |"), std::string::npos) << md;
   EXPECT_TRUE(json.contains("provenance"));
 }
 
@@ -99,7 +110,7 @@ TEST(ProbeCli, RunTimeLimitCutsLawSearchesButWritesEveryOutput) {
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_LT(seconds, 60) << "the time limit did not stop the law searches";
   const auto sr = orbitlaw::Json::parse(read_file(out / "sr.json"));
-  ASSERT_EQ(sr["searches"].size(), 4u);  // knn, newton x published, extended
+  ASSERT_EQ(sr["searches"].size(), 8u);  // knn, knn_log, newton, random x published, extended
   for (const auto& search : sr["searches"]) {
     const double per_galaxy = search["options"]["time_limit_seconds_per_galaxy"];
     EXPECT_GT(per_galaxy, 0);
@@ -161,4 +172,43 @@ TEST(ProbeCli, ForceVectorTaskWritesTheArrowsOfEveryProbe) {
   result = probe_model(data, out, " --set task=vector --set 'probes=[\"linear\"]'");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.lines(), 1) << result.output;
+}
+
+TEST(ProbeCli, ProbeDataFromAnUnseenCadenceIsRefused) {
+  // The two-body preset draws both cadences; a model trained on weekly data alone never saw the other.
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const auto weekly = orbitlaw::test::tiny_checkpoint(41, 1, {7.0 / 365.25});
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-unseen-cadence";
+  auto result =
+      run_orbitlaw("probe --checkpoint " + weekly + " --data " + data + " --out " + out.string() + kQuick);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.lines(), 1) << result.output;
+  EXPECT_NE(result.output.find("never seen in training"), std::string::npos) << result.output;
+  EXPECT_FALSE(fs::exists(out / "predictions.h5"));
+  // Told to allow it, the run goes on and records what was out of distribution.
+  result =
+      run_orbitlaw("probe --checkpoint " + weekly + " --data " + data + " --out " + out.string() + kQuick +
+                   " --set allow_distribution_shift=true --set 'probes=[\"linear\",\"newton\"]'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto summary = orbitlaw::Json::parse(read_file(out / "probe.json"));
+  EXPECT_FALSE(summary["distribution"]["in_distribution"].get<bool>());
+  EXPECT_EQ(summary["distribution"]["unseen_cadences"].size(), 1u);
+}
+
+TEST(ProbeCli, ObservableRowsDefaultToOneTokenizerBin) {
+  // Without an override the bin width is the checkpoint tokenizer's (tiny preset: 500 bins over 100 AU).
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-observable";
+  auto result = run_orbitlaw("probe --checkpoint " + orbitlaw::test::tiny_checkpoint(41) + " --data " + data +
+                             " --out " + out.string() +
+                             " --set 'probes=[\"newton\"]' --set 'sr.protocols=[]' --set threads=2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
+  EXPECT_DOUBLE_EQ(predictions.observable_bin_width, 0.2);
+  std::int64_t observable = 0;
+  for (Eigen::Index i = 0; i < predictions.rows.size(); ++i)
+    observable += predictions.rows.deviation[i] > 0.2;
+  const auto summary = orbitlaw::Json::parse(read_file(out / "probe.json"));
+  EXPECT_DOUBLE_EQ(summary["observable"]["fraction"].get<double>(),
+                   static_cast<double>(observable) / static_cast<double>(predictions.rows.size()));
 }

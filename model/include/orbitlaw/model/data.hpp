@@ -47,6 +47,10 @@ class TokenStore {
   TokenStore slice(std::int64_t first, std::int64_t count) const;
   // Sequence i's first `length` positions as int64 [length, 2], padded with the pad token past its end.
   torch::Tensor sequence(std::int64_t i, int length) const;
+  // What the sequences hold, for the checkpoint's record of its training data: {"sequences", "cadences"
+  // (years of each cadence token present), "cadence_sequences" {"week", "half_year"}}. A probe reads it to
+  // refuse data from a cadence the model never saw.
+  Json summary() const;
 
  private:
   TokenizerConfig tokenizer_;

@@ -1,5 +1,5 @@
 #pragma once
-// The two-body force-magnitude task (DESIGN.md section 6): labelled rows drawn from a two-body trajectory
+// The two-body force-magnitude task (docs/design.md section 6): labelled rows from a two-body trajectory
 // dataset, split by system into train, validation (carved from the train systems, used for every model or
 // hyper-parameter selection) and test (a few labelled rows per system, never used for fitting or selection).
 #include <Eigen/Core>
@@ -28,6 +28,11 @@ struct ForceRows {
   Eigen::MatrixXd velocity;          // planet velocity, AU / yr [n, dim]
   Eigen::MatrixXd star_position;     // [n, dim]
   Eigen::MatrixXd star_velocity;     // [n, dim]
+  // How far the planet's visible track bends away from straight-line motion up to this row, AU: the largest
+  // distance of its positions at steps 0..s from the chord between the first and this one, uniform in time
+  // (0 for the first two steps). The model sees positions, so the force at this row is observable only where
+  // this exceeds one tokenizer bin (docs/design.md section 6).
+  Eigen::VectorXd deviation;
 
   std::int64_t size() const { return static_cast<std::int64_t>(system.size()); }
   int dim() const { return static_cast<int>(position.cols()); }
@@ -48,6 +53,7 @@ struct ForceRows {
     f(a.velocity, b.velocity);
     f(a.star_position, b.star_position);
     f(a.star_velocity, b.star_velocity);
+    f(a.deviation, b.deviation);
   }
 };
 
@@ -79,6 +85,10 @@ struct ForceDataset {
   std::vector<std::int64_t> train_systems, validation_systems, test_systems;
   int dim = 2;
 };
+
+// The planet's deviation from straight-line motion at planet row `row` of `system` (see
+// ForceRows::deviation).
+double straight_line_deviation(const simulator::System& system, int row);
 
 // Reads the systems and builds the three splits. Systems are assigned to splits by a seeded permutation;
 // test rows are drawn uniformly among the visible planet rows of each test system. Throws Error for a

@@ -1,9 +1,9 @@
 #pragma once
-// The force-vector task (DESIGN.md section 6, Vafa et al. Figure 1): in every sequence of an N-body dataset
+// The force-vector task (docs/design.md section 6; Vafa et al. Fig. 1): in each sequence of an N-body dataset
 // (our solar system), a seeded 1% of the planet rows the model sees carry the true force vector on that
 // planet from all other bodies, taken from the simulation (m_i * total acceleration). Vectors are normalised
-// per sequence: each is divided by the sequence's scale, the root mean square of |F| over all the planet rows
-// the model sees in that sequence, so sequences of different systems or cadences weigh alike.
+// per sequence: each is divided by the sequence's scale, the root mean square of |F| over the sequence's
+// train-label rows (never its test rows), so sequences of different systems or cadences weigh alike.
 //
 // Split (by row, within each sequence, since the solar system is one system): of each sequence's visible
 // planet rows in a seeded order, the first ceil(label_fraction * n) are train labels, the next
@@ -63,7 +63,7 @@ Eigen::MatrixXd newton_force_vectors(const simulator::System& system, const std:
 
 struct ForceVectorConfig {
   std::int64_t systems = 0;      // systems used (the first ones); 0 = all
-  double label_fraction = 0.01;  // train labels per sequence (DESIGN.md: 1% of positions)
+  double label_fraction = 0.01;  // train labels per sequence (docs/design.md section 6: 1% of positions)
   double validation_fraction = 0.01;
   int test_rows_per_system = 0;  // 0 = every remaining visible planet row (arrows along the orbit)
   int observed_rows = 998;       // rows the model sees (tokenizer rows - 2)
@@ -78,6 +78,15 @@ struct ForceVectorDataset {
   std::vector<std::int64_t> systems;
   int dim = 2;
 };
+
+// One sequence's rows: its visible planet rows in a seeded order split into train, validation and test, all
+// normalised by the scale of its train rows. Throws Error for a system without planets or too few rows.
+struct ForceVectorSplit {
+  ForceVectorRows train, validation, test;
+  Eigen::MatrixXd test_newton;
+};
+ForceVectorSplit split_force_vector_system(const simulator::System& system, std::int64_t index,
+                                           const ForceVectorConfig& config);
 
 // Throws Error for a dataset without planets, a sequence with too few visible planet rows for the three
 // splits, or an invalid config.

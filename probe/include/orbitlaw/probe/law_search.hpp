@@ -1,5 +1,5 @@
 #pragma once
-// Symbolic regression on a probe's predictions (DESIGN.md section 6) and the verdicts against Newton.
+// Symbolic regression on a probe's predictions (docs/design.md section 6) and the verdicts against Newton.
 // Published protocol (Vafa et al.): inputs r, m1, m2; operators + * sin cos exp inv; size <= 20;
 // thresholded-L1 loss; 5 galaxies of 1000 rows drawn at random from the 5000 test rows nearest the training
 // states; 3 restarts per galaxy whose fronts are merged; the law is the front entry PySR's "best" rule picks
@@ -12,6 +12,7 @@
 
 #include "orbitlaw/config.hpp"
 #include "orbitlaw/probe/predictions.hpp"
+#include "orbitlaw/probe/statistics.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::probe {
@@ -28,8 +29,12 @@ struct LawSearchOptions {
   int galaxies = 5;
   int galaxy_rows = 1000;   // rows per galaxy (capped by the rows available)
   int nearest_rows = 5000;  // galaxies are drawn from this many test rows nearest the training states
-  std::uint64_t seed = 0;   // galaxy draws and searches
-  sr::Options search;       // operators, loss, max_size, restarts (3), budget
+  // Draw galaxies from observable rows only (Predictions::observable): where the visible track does not bend
+  // by a bin, the force is not in the model's input and a law found there says nothing about the model.
+  bool observable_only = true;
+  double confidence = 0.95;  // of the exponent intervals (the `exponents` verdict tier)
+  std::uint64_t seed = 0;    // galaxy draws and searches
+  sr::Options search;        // operators, loss, max_size, restarts (3), budget
 };
 // The two protocols with a budget for the SR engine's defaults; the caller may lower iterations etc.
 LawSearchOptions published_protocol();
@@ -44,9 +49,17 @@ LawSearchOptions law_search_options_from_config(ConfigReader& section, const Law
 std::vector<std::vector<std::int64_t>> draw_galaxies(const Eigen::VectorXd& nearest_distance,
                                                      const LawSearchOptions& options);
 
-// How a law compares with Newton's C m1 m2 / r^2.
+// How a law compares with Newton's C m1 m2 / r^2, in the three tiers of docs/design.md section 7:
+//   srbench    SRBench's rule: after rounding constants to 3 significant digits the law is C m1 m2 / r^2
+//              for a constant C > 0 (any C);
+//   strict     srbench, and C within kStrictConstantTolerance of G = 4 pi^2 (force targets);
+//   exponents  the power-law fit ln F = c + a ln m1 + b ln m2 + e ln r of the predictions the law was
+//              searched on has confidence intervals containing (1, 1, -2). This tier reads the data, not the
+//              law: it does not sit on the rounding edge of a printed exponent.
+inline constexpr double kStrictConstantTolerance = 0.05;
 struct NewtonVerdict {
-  bool equivalent = false;  // SRBench rule: found / (m1 m2 / r^2) is a constant C (a ratio, C > 0)
+  bool equivalent = false;  // the srbench tier
+  bool strict = false;
   std::string relation = "none";
   double constant = 0;  // C when the relation is a ratio
   double c_over_g = 0;  // C / G (1 for Newton's constant), 0 when not equivalent
@@ -56,6 +69,19 @@ struct NewtonVerdict {
 NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points);
 NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points);
 
+// The verdicts of one galaxy: the law's tiers and the exponent tier of the galaxy's predictions.
+struct GalaxyVerdicts {
+  NewtonVerdict law;
+  bool exponents = false;
+  Json exponent_fit = nullptr;  // {"a": [estimate, low, high], "b": ..., "e": ..., "rows": n} or {"error"}
+  Json json() const;            // {"srbench", "strict", "exponents", "c_over_g", "relation", ...}
+};
+// X: the galaxy's rows of (r, m1, m2); y: the predictions the law was searched on.
+GalaxyVerdicts galaxy_verdicts(const sr::Expr& law, const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                               double confidence);
+// {"a": [..], "b": [..], "e": [..]} of a power-law fit.
+Json exponent_intervals(const PowerLawFit& fit);
+
 // The columns r, m1, m2 of the given rows (all rows when `indices` is empty).
 Eigen::MatrixXd law_inputs(const ForceRows& rows, const std::vector<std::int64_t>& indices = {});
 
@@ -63,10 +89,12 @@ struct GalaxyLaw {
   int galaxy = 0;
   std::vector<std::int64_t> rows;  // indices into the predictions' rows
   sr::Result result;
-  std::string law;  // the selected entry's text
+  std::string law;        // the selected entry's text (6 significant digits)
+  std::string law_exact;  // the same expression with every constant to 17 digits (what compare reads)
   int complexity = 0;
   double loss = 0;
   NewtonVerdict newton;
+  GalaxyVerdicts verdicts;
 };
 
 struct LawSearch {
@@ -77,14 +105,16 @@ struct LawSearch {
 };
 
 // Runs the protocol on one probe's predictions. Throws Error for an unknown probe or unusable predictions
-// (for a log loss, rows with a non-positive prediction are excluded from the galaxies' pool and counted).
+// (for a log loss, rows with a non-positive prediction are excluded from the galaxies' pool and counted;
+// with observable_only, so are rows whose force the model could not see).
 LawSearch search_laws(const Predictions& predictions, const std::string& probe,
                       const LawSearchOptions& options);
 
 // sr.json: {"searches": [...], "galaxies": [...]}. Each search: probe, protocol, options, and galaxies with
-// "galaxy", "rows", "front" [{complexity, loss, score, expression}], "best" {expression, complexity, loss},
-// "newton" (bool) and "verdict". The top-level "galaxies" repeats the primary search (the first one) so
-// readers that expect a single search find it there.
+// "galaxy", "rows", "front" [{complexity, loss, score, expression}], "best" {expression, exact, complexity,
+// loss}, "newton" (bool, the srbench tier), "verdict" and "verdicts" (all three tiers, exponent intervals).
+// Each search also counts its galaxies per tier ("newton_galaxies"). The top-level "galaxies" repeats the
+// primary search (the first one) so readers that expect a single search find it there.
 Json law_searches_json(const std::vector<LawSearch>& searches);
 
 }  // namespace orbitlaw::probe

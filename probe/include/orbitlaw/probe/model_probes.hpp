@@ -103,14 +103,18 @@ struct LinearProbeResult {
   std::vector<double> validation_r2, test_r2_unused_for_selection, lambdas;
   int selected_layer = 0;           // by validation MSE
   Eigen::VectorXd test_prediction;  // force per test row, from the selected layer
+  std::vector<Eigen::VectorXd> test_prediction_by_layer;
   TargetScaler scaler;
   double seconds = 0;
+  // Fills test_r2_unused_for_selection from the true test forces, after every choice is made (the probe
+  // itself never receives test labels).
+  void score_layers(const Eigen::VectorXd& test_force);
   Json json() const;
 };
 
 // Ridge probes from each layer's frozen hidden states at the labelled positions. The lambda of each layer and
-// the layer itself are chosen on the validation rows. test_r2_unused_for_selection is reported for the
-// per-layer picture only and computed after every choice is made; pass an empty test.force to skip it.
+// the layer itself are chosen on the validation rows; test labels are not read (score_layers reports the
+// per-layer test R^2 afterwards).
 LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSystems& encoded,
                                const ForceRows& train, const ForceRows& validation, const ForceRows& test,
                                const LinearProbeOptions& options);

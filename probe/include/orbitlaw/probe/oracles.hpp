@@ -21,8 +21,11 @@ Eigen::VectorXd newton_force(const ForceRows& rows);
 //   "masses"             m1 (planet), m2 (star)
 //   "r"                  separation
 //   "log_r", "log_masses" ln r; ln m1, ln m2 (a scale-free metric: neighbours at equal relative distance)
-// Default: ln r, ln m1, ln m2, the variables the force depends on, in a scale-free metric (see oracles.cpp).
+// Default (the `knn` probe): Vafa et al.'s standardised true state, relative position, relative velocity and
+// masses. The `knn_log` probe uses ln r, ln m1, ln m2 (log_knn_state), the law search's own inputs in the
+// coordinates where Newton is linear: reported beside the default, never in its place.
 std::vector<std::string> default_knn_state();
+std::vector<std::string> log_knn_state();
 std::vector<std::string> knn_state_names();
 // The state matrix [n, columns]; throws Error naming an unknown variable.
 Eigen::MatrixXd state_matrix(const ForceRows& rows, const std::vector<std::string>& variables);

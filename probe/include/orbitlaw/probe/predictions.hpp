@@ -1,10 +1,11 @@
 #pragma once
 // The predictions file of a probe run (HDF5; h5py/h5dump friendly). Root 1-D datasets per test row:
-//   r, m1 (planet mass), m2 (star mass), force_true, system, row, nearest_train_distance
+//   r, m1 (planet mass), m2 (star mass), force_true, system, row, nearest_train_distance, deviation (the
+//   planet's bend away from straight-line motion over the visible context, AU)
 // 2-D datasets [N, dim]: position, velocity (planet, barycentric), star_position, star_velocity.
 // Group predictions/<probe>: the predicted force magnitude per test row (finetune, linear, knn, newton, ...).
 // Root attributes (JSON strings): format ("orbitlaw-predictions"), schema_version, model, provenance, config,
-// probes (per-probe details such as selected step, layer, lambda, target scaling).
+// probes (per-probe details such as selected step, layer, lambda, target scaling), observable_bin_width.
 //
 // The force-vector task writes its own layout (format "orbitlaw-vector-predictions", attribute task =
 // "vector"), read by experiments/report.py for the arrow figure: per test row position, star_position
@@ -22,7 +23,7 @@
 namespace orbitlaw::probe {
 
 inline constexpr const char* kPredictionsFormat = "orbitlaw-predictions";
-inline constexpr int kPredictionsSchemaVersion = 1;
+inline constexpr int kPredictionsSchemaVersion = 2;  // 2: deviation, observable_bin_width
 
 struct Predictions {
   ForceRows rows;                          // the test rows: true state and true force
@@ -32,7 +33,11 @@ struct Predictions {
   Json provenance = Json::object();
   Json config = Json::object();
   Json probe_details = Json::object();  // name -> details
+  // A row's force is observable when its deviation exceeds this (one tokenizer bin, AU); 0: every row is.
+  double observable_bin_width = 0;
 
+  bool observable(Eigen::Index row) const { return rows.deviation[row] > observable_bin_width; }
+  double observable_fraction() const;  // share of the test rows that are observable (NaN without rows)
   const Eigen::VectorXd& prediction(const std::string& probe) const;  // throws Error naming known probes
   bool has(const std::string& probe) const;
   std::vector<std::string> probe_names() const;

@@ -6,15 +6,19 @@
 //   budget for the whole run, 0 = none: the model probes get its first half, each law search an equal share
 //   of the rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
 //   "vector": the force-vector task of force_vectors.hpp, probes finetune, knn, newton, no law search),
-//   probes [finetune, linear, knn, newton], vector {label_fraction, validation_fraction,
-//   test_rows_per_system}, split {systems, test_fraction, validation_fraction, test_rows_per_system,
-//   train_rows_per_system,
-//          observed_rows (oracle-only runs; a checkpoint's tokenizer decides otherwise)},
+//   probes [finetune, linear, knn, knn_log, newton, random] (without a checkpoint: knn, knn_log, newton,
+//   random), vector {label_fraction, validation_fraction, test_rows_per_system}, split {systems,
+//   test_fraction, validation_fraction, test_rows_per_system, train_rows_per_system, observed_rows
+//   (oracle-only runs; a checkpoint's tokenizer decides otherwise)},
 //   finetune {steps, batch_size, lr, head_lr, weight_decay, grad_clip, eval_interval, target,
 //             time_limit_seconds},
-//   linear {lambdas, target, batch_size}, knn {k, state},
-//   sr {probes (default: every probe run), protocols [published, extended], galaxies, galaxy_rows,
-//       nearest_rows, published {...}, extended {...}}; see law_search.hpp for a protocol's keys.
+//   linear {lambdas, target, batch_size}, knn {k, state}, random {features},
+//   observable_bin_width (AU; default one bin of the checkpoint's tokenizer, 0 without one),
+//   allow_distribution_shift (false: probe data with a cadence the model never saw in training, or with
+//   more than max_outside_range_fraction (0.01) of its coordinates outside its tokenizer's range, is
+//   refused), sr {probes (default: every probe run), protocols [published, extended], galaxies, galaxy_rows,
+//       nearest_rows, observable_only (true), confidence (0.95), published {...}, extended {...}}; see
+//       law_search.hpp for a protocol's keys.
 #include <string>
 
 #include "orbitlaw/config.hpp"
