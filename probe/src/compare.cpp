@@ -178,11 +178,14 @@ Json law_row(Json row, const Predictions& predictions, const std::string& probe,
   row["law_spread"] = number(spread);
   row["heldout_relative_error"] = number(median(heldout_errors));
   row["c_over_g"] = number(median(c_over_g));
-  row["verdict"] = count == 0           ? std::string("no law search")
-                   : recovered == count ? "Newton recovered in every galaxy"
-                   : recovered == 0     ? std::string("not Newton")
-                                        : "Newton in " + std::to_string(recovered) + " of " +
-                                          std::to_string(count) + " galaxies";
+  if (search.contains("skipped")) row["law_search_skipped"] = search["skipped"];
+  row["verdict"] =
+      count == 0 && search.contains("skipped") ? "law search skipped: " + search["skipped"].get<std::string>()
+      : count == 0                             ? std::string("no law search")
+      : recovered == count                     ? "Newton recovered in every galaxy"
+      : recovered == 0
+          ? std::string("not Newton")
+          : "Newton in " + std::to_string(recovered) + " of " + std::to_string(count) + " galaxies";
   return row;
 }
 

@@ -162,10 +162,15 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
     usable += ok;
   }
   if (usable < 2) {
+    // Nothing to search (e.g. no row bends by a bin in a short sequence): recorded, not a failed run.
     std::string needs = needs_positive ? "positive and finite, as the log loss needs" : "finite";
     if (options.observable_only) needs += ", on observable rows";
-    throw Error("law search: probe '" + probe + "' has " + std::to_string(usable) + " usable predictions (" +
-                needs + ")");
+    LawSearch skipped;
+    skipped.probe = probe;
+    skipped.protocol = options.protocol;
+    skipped.options = options;
+    skipped.skipped = std::to_string(usable) + " usable predictions (" + needs + ")";
+    return skipped;
   }
   LawSearchOptions effective = options;
   effective.nearest_rows = static_cast<int>(std::min<std::int64_t>(options.nearest_rows, usable));
@@ -252,6 +257,7 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
              {"galaxies", galaxies},
              {"newton_galaxies", Json{{"srbench", srbench}, {"strict", strict}, {"exponents", exponents}}},
              {"seconds", search.seconds}});
+    if (!search.skipped.empty()) list.back()["skipped"] = search.skipped;
   }
   Json out{{"searches", list}, {"galaxies", list.empty() ? Json::array() : list.front()["galaxies"]}};
   return out;

@@ -459,6 +459,10 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
         strict += g.verdicts.law.strict;
         exponents += g.verdicts.exponents;
       }
+      if (!s.skipped.empty()) {
+        log("law search " + probe + " / " + options.protocol + ": skipped, " + s.skipped);
+        continue;
+      }
       const auto of = "/" + std::to_string(s.galaxies.size());
       log("law search " + probe + " / " + options.protocol + ": Newton srbench " + std::to_string(srbench) +
           of + ", strict " + std::to_string(strict) + of + ", exponents " + std::to_string(exponents) + of +

@@ -328,3 +328,25 @@ TEST(LawSearch, KnnOracleRecoversNewtonRandomFeaturesDoNotAndCompareSaysSo) {
   compare_reads_the_exact_expression();
   predictions_round_trip_through_hdf5();
 }
+
+// A probe whose rows are all unobservable (no track bends by a bin) has nothing to search: the search is
+// recorded as skipped with its reason, and sr.json says so, instead of failing the probe run.
+TEST(LawSearch, NoObservableRowsSkipsTheSearchAndSaysWhy) {
+  Predictions predictions;
+  predictions.rows = true_states(50, 9);
+  predictions.rows.deviation.setZero();
+  predictions.observable_bin_width = 0.05;
+  predictions.nearest_train_distance = Eigen::VectorXd::Zero(50);
+  predictions.probes.emplace_back("newton", newton_force(predictions.rows));
+  const LawSearch search = search_laws(predictions, "newton", test_protocol(published_protocol()));
+  EXPECT_TRUE(search.galaxies.empty());
+  EXPECT_NE(search.skipped.find("0 usable predictions"), std::string::npos) << search.skipped;
+  EXPECT_NE(search.skipped.find("observable"), std::string::npos) << search.skipped;
+  const auto json = law_searches_json({search});
+  EXPECT_EQ(json["searches"][0]["skipped"], search.skipped);
+  // Told to search every row, it does.
+  auto all_rows = test_protocol(published_protocol());
+  all_rows.observable_only = false;
+  all_rows.search.iterations = 2;
+  EXPECT_EQ(search_laws(predictions, "newton", all_rows).galaxies.size(), 5u);
+}

@@ -102,11 +102,12 @@ struct LawSearch {
   LawSearchOptions options;
   std::vector<GalaxyLaw> galaxies;
   double seconds = 0;
+  std::string skipped;  // why no galaxy was searched (too few usable rows); empty when searched
 };
 
-// Runs the protocol on one probe's predictions. Throws Error for an unknown probe or unusable predictions
-// (for a log loss, rows with a non-positive prediction are excluded from the galaxies' pool and counted;
-// with observable_only, so are rows whose force the model could not see).
+// Runs the protocol on one probe's predictions. Throws Error for an unknown probe. Rows a search cannot use
+// leave the galaxies' pool (for a log loss, non-positive predictions; with observable_only, rows whose force
+// the model could not see); with fewer than 2 left the search is skipped and says why (`skipped`).
 LawSearch search_laws(const Predictions& predictions, const std::string& probe,
                       const LawSearchOptions& options);
 
