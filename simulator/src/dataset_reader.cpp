@@ -8,6 +8,30 @@
 
 namespace orbitlaw::simulator {
 
+namespace {
+
+// A merged dataset maps its shards' arrays; HDF5 reads a missing shard's rows as the fill value (zeros)
+// without a word. Every shard must be where the merge found it, with the size it had then.
+void check_shards(const std::string& path, const Json& attributes) {
+  if (!attributes.contains("merged_from") || !attributes["merged_from"].is_array()) return;
+  const auto folder = std::filesystem::absolute(path).parent_path();
+  const Json& shards = attributes["merged_from"];
+  const Json bytes = attributes.value("merged_shard_bytes", Json::array());
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    const std::string name = shards[k].is_string() ? shards[k].get<std::string>() : std::string();
+    const auto shard = folder / name;
+    if (name.empty() || !std::filesystem::is_regular_file(shard))
+      throw Error("merged dataset '" + path + "' maps shard '" + name + "', which is missing");
+    if (k < bytes.size() && bytes[k].is_number_unsigned() &&
+        std::filesystem::file_size(shard) != bytes[k].get<std::uint64_t>())
+      throw Error("merged dataset '" + path + "': shard '" + name + "' has changed since the merge (" +
+                  std::to_string(std::filesystem::file_size(shard)) + " bytes, merged at " +
+                  std::to_string(bytes[k].get<std::uint64_t>()) + ")");
+  }
+}
+
+}  // namespace
+
 struct DatasetReader::Impl {
   std::string path;
   h5::Handle file;
@@ -46,7 +70,8 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(new Impl) {
       throw Error("'" + path + "' has schema_version " + std::to_string(version) +
                   "; this orbitlaw reads version " + std::to_string(kDatasetSchemaVersion));
     }
-    m.attributes = h5::read_attributes(root, {"config", "provenance", "merged_from"});
+    m.attributes = h5::read_attributes(root, {"config", "provenance", "merged_from", "merged_shard_bytes"});
+    check_shards(path, m.attributes);
     m.dim = static_cast<int>(h5::read_int_attribute(root, "dim"));
     if (m.dim != 2 && m.dim != 3) throw Error("'" + path + "' has dim " + std::to_string(m.dim));
     m.n_bodies = m.open("/system/n_bodies");

@@ -97,6 +97,12 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
   const auto out_dir = std::filesystem::absolute(std::filesystem::path(path)).parent_path();
   std::vector<Shard> shards;
   for (const auto& shard_path : shard_paths) {
+    // Writing the merged file over one of its own shards would leave a virtual dataset mapping itself.
+    std::error_code ec;
+    if (std::filesystem::weakly_canonical(shard_path) == std::filesystem::weakly_canonical(path) ||
+        (std::filesystem::exists(path) && std::filesystem::equivalent(shard_path, path, ec)))
+      throw Error("merge: the output '" + path + "' is one of its shards ('" + shard_path +
+                  "'); choose another --out");
     DatasetReader reader(shard_path);
     Shard s;
     s.path = shard_path;
@@ -192,7 +198,11 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
     // Root attributes: the shards' own, with counts summed and the shard bookkeeping replaced.
     Json attributes = first;
     Json merged_from = Json::array();
-    for (const auto& s : shards) merged_from.push_back(s.relative_path);
+    Json shard_bytes = Json::array();
+    for (const auto& s : shards) {
+      merged_from.push_back(s.relative_path);
+      shard_bytes.push_back(static_cast<std::uint64_t>(std::filesystem::file_size(s.path)));
+    }
     for (auto& [key, value] : attributes.items()) {
       if (key.rfind("rejected_", 0) != 0) continue;
       std::int64_t sum = 0;
@@ -204,6 +214,8 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
     attributes["shard_index"] = std::int64_t{0};
     attributes["shard_count"] = std::int64_t{1};
     attributes["merged_from"] = merged_from.dump();
+    attributes["merged_shard_bytes"] =
+        shard_bytes.dump();  // checked by every reader: a shard must not change
     for (const char* key : {"config", "provenance"}) attributes[key] = attributes[key].dump();
     for (const auto& [key, value] : attributes.items()) {
       if (value.is_string()) {

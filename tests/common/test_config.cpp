@@ -57,3 +57,25 @@ TEST(Config, MalformedOverridesAndFiles) {
   EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);
   std::filesystem::remove(path);
 }
+
+// Whole-number keys take only whole numbers they can hold: nlohmann's own conversion would wrap -7 to
+// 2^64 - 7 for an unsigned key, and truncate 2.5 or 1e10 for an int key without a word.
+TEST(Config, WholeNumbersAreCheckedNotWrappedOrTruncated) {
+  orbitlaw::ConfigReader r(
+      orbitlaw::Json{{"seed", -7}, {"steps", 2.5}, {"big", 1e10}, {"three", 3.0}, {"ok", 12}, {"neg", -3}});
+  EXPECT_THROW(r.get<std::uint64_t>("seed", 0), orbitlaw::Error);
+  EXPECT_THROW(r.get<int>("steps", 0), orbitlaw::Error);
+  EXPECT_THROW(r.get<int>("big", 0), orbitlaw::Error);
+  EXPECT_EQ(r.get<std::int64_t>("big", 0), 10000000000);
+  EXPECT_EQ(r.get<int>("three", 0), 3);
+  EXPECT_EQ(r.get<std::uint64_t>("ok", 0), 12u);
+  EXPECT_EQ(r.get<int>("neg", 0), -3);
+  EXPECT_DOUBLE_EQ(r.get<double>("steps", 0.0), 2.5);  // a real-valued key is untouched
+  try {
+    r.get<std::uint64_t>("neg", 0);
+    ADD_FAILURE() << "no error";
+  } catch (const orbitlaw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'neg' = -3 must be a whole number in [0, "), std::string::npos)
+        << e.what();
+  }
+}

@@ -55,6 +55,57 @@ TEST(SimulateCli, ShardsAndMerge) {
   auto info = run_orbitlaw("inspect " + (dir / "all.h5").string());
   EXPECT_NE(info.output.find("merged          2 shards"), std::string::npos) << info.output;
   EXPECT_NE(info.output.find("systems         6"), std::string::npos) << info.output;
+
+  // A merge into one of its own shards is refused and leaves the shard as it was.
+  const auto shard0 = dir / "part0.h5";
+  const auto bytes = fs::file_size(shard0);
+  auto self = run_orbitlaw("simulate --merge" + files + " --out " + shard0.string());
+  EXPECT_EQ(self.exit_code, 1) << self.output;
+  EXPECT_EQ(self.lines(), 1) << self.output;
+  EXPECT_NE(self.output.find("is one of its shards"), std::string::npos) << self.output;
+  EXPECT_EQ(fs::file_size(shard0), bytes);
+  EXPECT_EQ(run_orbitlaw("inspect " + shard0.string()).exit_code, 0);
+
+  // A merged dataset whose shard is missing, or changed since the merge, is refused on reading (HDF5 would
+  // read the missing rows as zeros).
+  const auto shard1 = dir / "part1.h5";
+  fs::rename(shard1, dir / "moved.h5");
+  info = run_orbitlaw("inspect " + (dir / "all.h5").string());
+  EXPECT_EQ(info.exit_code, 1) << info.output;
+  EXPECT_EQ(info.lines(), 1) << info.output;
+  EXPECT_NE(info.output.find("maps shard 'part1.h5', which is missing"), std::string::npos) << info.output;
+  auto other =
+      run_orbitlaw("simulate --preset vafa-code --systems 6 -q --set sequence_rows=40 --shard 1/2 --out " +
+                   shard1.string());
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  info = run_orbitlaw("inspect " + (dir / "all.h5").string());
+  EXPECT_EQ(info.exit_code, 1) << info.output;
+  EXPECT_NE(info.output.find("has changed since the merge"), std::string::npos) << info.output;
+}
+
+// Numbers that used to be reinterpreted silently: a negative count fell back to the default, a negative seed
+// wrapped to 2^64 - 7, a fraction was truncated, and work beyond the disk ran until killed.
+TEST(SimulateCli, OutOfRangeNumbersAreRefused) {
+  const auto dir = scratch_dir() / "numbers";
+  fs::create_directories(dir);
+  const std::string out = (dir / "x.h5").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--systems -5", "--systems"},
+      {"--systems 0", "--systems"},
+      {"--seed -7", "--seed"},
+      {"--set seed=-7", "key 'seed' = -7 must be a whole number"},
+      {"--set systems=2.5", "key 'systems' = 2.5 must be a whole number"},
+      {"--set sequence_rows=99999999999", "key 'sequence_rows' = 99999999999 must be a whole number"},
+      {"-j 3000000", "--threads"},
+      {"--systems 99999999999999", "GB free"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = run_orbitlaw("simulate -q " + args + " --out " + out);
+    EXPECT_NE(r.exit_code, 0) << args << ": " << r.output;
+    EXPECT_EQ(r.lines(), 1) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << ": " << r.output;
+    EXPECT_TRUE(folder_has_only(dir, 0)) << args;
+  }
 }
 
 TEST(SimulateCli, BadInputIsOneLineErrorAndNoOutput) {

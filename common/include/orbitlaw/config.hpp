@@ -2,9 +2,14 @@
 // Config files are JSON objects. Every subcommand reads its settings through ConfigReader, which knows the
 // defaults, applies command-line overrides ("--set key=value", dotted keys for nested objects), and rejects
 // keys it does not know, so a typo never silently falls back to a default.
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "orbitlaw/error.hpp"
@@ -35,6 +40,9 @@ class ConfigReader {
     used_.insert(key);
     T value = default_value;
     if (config_.contains(key)) {
+      // A whole-number setting takes only whole numbers it can hold: nlohmann's conversion would wrap
+      // seed = -7 to 2^64 - 7 and truncate 2.5 to 2 without a word.
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) check_whole_number<T>(key);
       try {
         value = config_.at(key).get<T>();
       } catch (const std::exception&) {
@@ -55,6 +63,28 @@ class ConfigReader {
   const Json& resolved() const { return resolved_; }
 
  private:
+  template <class T>
+  void check_whole_number(const std::string& key) const {
+    const Json& v = config_.at(key);
+    if (!v.is_number()) return;  // the type error is reported by get()
+    bool fits = false;
+    if (v.is_number_unsigned()) {
+      fits = std::in_range<T>(v.get<std::uint64_t>());
+    } else if (v.is_number_integer()) {
+      fits = std::in_range<T>(v.get<std::int64_t>());
+    } else {
+      const double d = v.get<double>();
+      fits = std::isfinite(d) && d == std::trunc(d) &&
+             d >= static_cast<double>(std::numeric_limits<T>::min()) &&
+             d <= static_cast<double>(std::numeric_limits<T>::max());
+      if (fits) return;  // a whole number written as 3.0
+    }
+    if (!fits)
+      throw Error(context_ + ": key '" + key + "' = " + v.dump() + " must be a whole number in [" +
+                  std::to_string(std::numeric_limits<T>::min()) + ", " +
+                  std::to_string(std::numeric_limits<T>::max()) + "]");
+  }
+
   Json config_;
   std::string context_;
   std::set<std::string> used_;
