@@ -60,20 +60,21 @@ torch::Tensor lssar_reweight(const torch::Tensor& lssa_weights, double p, int of
   auto rows = query_rows(t_q, row_offset, opts);
   auto n = rows + 1;                                     // n_i: keys visible from the row
   auto offset = (rows >= offset_rows).to(opts.dtype());  // O_i: 0 on the first offset_rows rows, else 1
-  const double eps = lssa_weights.scalar_type() == torch::kFloat64 ? std::numeric_limits<double>::epsilon()
-                                                                   : std::numeric_limits<float>::epsilon();
-  // ReLU(n_i A_ij - O_i); the tolerance treats rounding noise around the uniform level 1/n_i as uniform.
-  auto excess = torch::relu(n * lssa_weights - offset * (1 + kLssarUniformToleranceEps * eps));
-  // Divide by the row maximum before the power: (n A - 1)^15 overflows fp32 at long lengths, and the
-  // renormalisation below makes the division exact in value. The maximum is a constant of the row, so it is
-  // detached (its gradient would cancel in the renormalisation anyway).
+  // u_ij = ReLU(n_i A_ij - O_i). Divide by the row maximum before the power: (n A - 1)^15 overflows fp32 at
+  // long lengths, and the renormalisation below makes the division exact in value. The maximum is a constant
+  // of the row, so it is detached (its gradient would cancel in the renormalisation anyway).
+  auto excess = torch::relu(n * lssa_weights - offset);
   auto row_max = std::get<0>(excess.max(-1, true)).detach();
-  auto scaled = excess / row_max.clamp_min(std::numeric_limits<float>::min());
-  auto w = scaled.pow(p);
-  // An all-at-or-below-uniform row sums to 0 and stays all zeros. (torch::where, not clamp_min: a row with a
-  // single weight above uniform sums to exactly 1, where clamp_min's gradient would be cut.)
+  // The near-uniform cut-off, shared with the fused kernels: a row whose largest excess is at most
+  // kLssarUniformTolerance is all at or below uniform (rounding noise of a uniform row is not signal).
+  auto kept = row_max > kLssarUniformTolerance;
+  auto scaled = excess / torch::where(kept, row_max, torch::ones_like(row_max));
+  // Dropped rows are multiplied by 0 (zero weights and zero gradients); their sum is 0, so they are divided
+  // by 1 instead. (torch::where, not clamp_min: a row with a single weight above uniform sums to exactly 1,
+  // where clamp_min's gradient would be cut.)
+  auto w = scaled.pow(p) * kept.to(scaled.scalar_type());
   auto total = w.sum(-1, true);
-  return w / torch::where(total > 0, total, torch::ones_like(total));
+  return w / torch::where(kept, total, torch::ones_like(total));
 }
 
 torch::Tensor attention_weights(const torch::Tensor& q, const torch::Tensor& k, const AttentionSpec& spec,

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "orbitlaw/model/config.hpp"
+#include "orbitlaw/model/lssar_cutoff.hpp"
 
 namespace orbitlaw::model::testing {
 
@@ -50,9 +51,11 @@ inline torch::Tensor naive_head_attention(const torch::Tensor& q, const torch::T
           w = a;
         } else {
           const double offset = i < spec.offset_rows ? 0.0 : 1.0;
-          auto r = torch::relu(n * a - offset).pow(spec.p);
-          auto total = r.sum();
-          w = total.item<double>() > 0 ? r / total : torch::zeros_like(r);
+          auto u = torch::relu(n * a - offset);
+          auto r = u.pow(spec.p);
+          // Near-uniform rows (largest excess at most the cut-off of section 5) are all zeros.
+          const bool kept = u.max().item<double>() > kLssarUniformTolerance;
+          w = kept ? r / r.sum() : torch::zeros_like(r);
         }
         break;
       }

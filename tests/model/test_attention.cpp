@@ -1,5 +1,5 @@
 // Every attention kind against the naive float64 reference (forward and gradients), causality, row sums,
-// the LSSAR all-at-or-below-uniform row, and LSSAR at n = 16384 in fp32.
+// the LSSAR all-at-or-below-uniform row and its cut-off, and LSSAR at n = 16384 in fp32.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -163,6 +163,41 @@ TEST(Lssar, AllAtOrBelowUniformRowIsAllZeros) {
     EXPECT_TRUE(torch::allclose(out.narrow(2, 0, 3), mean_first3, 1e-5, 1e-6));
     auto weights = attention_weights(q, k, spec);
     EXPECT_EQ(weights.narrow(2, 3, 37).sum().item<double>(), 0.0);
+  }
+}
+
+TEST(Lssar, NearUniformCutOffJudgesTheWholeRowInEveryDtype) {
+  // Row 4 (0-based; n = 5, O = 1) built from its excesses x_j = n A_j - 1, in units of the cut-off tau
+  // (orbitlaw/model/lssar_cutoff.hpp, shared with the fused kernels); the excesses sum to 0 as A sums to 1.
+  const double tau = kLssarUniformTolerance;
+  for (auto dtype : {torch::kFloat64, torch::kFloat32}) {
+    auto row = [&](double x0, double x1) {
+      const double rest = -(x0 + x1) / 3;
+      auto x = torch::tensor({x0, x1, rest, rest, rest}, torch::kFloat64) * tau;
+      return ((1 + x) / 5).unsqueeze(0).to(dtype).requires_grad_();
+    };
+    // Absolute on the weights; relative on the small share, whose excess 0.5 tau carries float32's rounding
+    // of A (~6e-8 / 5e-4 relative) raised to the 15th power.
+    const bool f64 = dtype == torch::kFloat64;
+    const double tol = f64 ? 1e-12 : 1e-6, share_tol = f64 ? 1e-9 : 5e-2;
+    // Largest excess 2 tau: the row is kept and follows the formula with no per-key tolerance, so the key at
+    // 0.5 tau keeps its (0.5 / 2)^15 share.
+    const double small = std::pow(0.25, 15);
+    auto w = lssar_reweight(row(2, 0.5), 15, 3, 4).to(torch::kFloat64);
+    EXPECT_NEAR(w[0][0].item<double>(), 1 / (1 + small), tol);
+    EXPECT_NEAR(w[0][1].item<double>() / small, 1 / (1 + small), share_tol);
+    EXPECT_EQ(w[0].slice(0, 2).abs().max().item<double>(), 0.0);
+    // Just above the cut-off (1.1 tau): kept, W = [1, (0.5 / 1.1)^15, 0, 0, 0] normalised.
+    const double r = std::pow(0.5 / 1.1, 15);
+    w = lssar_reweight(row(1.1, 0.5), 15, 3, 4).to(torch::kFloat64);
+    EXPECT_NEAR(w[0][0].item<double>(), 1 / (1 + r), tol);
+    EXPECT_NEAR(w[0][1].item<double>(), r / (1 + r), tol);
+    // Just below it (0.9 tau): all at or below uniform, all zeros, and no gradient flows through the row.
+    auto below = row(0.9, 0.5);
+    auto zero = lssar_reweight(below, 15, 3, 4);
+    EXPECT_EQ(zero.abs().max().item<double>(), 0.0);
+    (zero * torch::arange(1, 6, zero.options()).unsqueeze(0)).sum().backward();
+    EXPECT_EQ(below.grad().abs().max().item<double>(), 0.0);
   }
 }
 

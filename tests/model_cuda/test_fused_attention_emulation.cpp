@@ -1,14 +1,19 @@
 // The fused LSSA/LSSAR algorithm on CPU tensors, i.e. the CPU emulation of the CUDA kernels (same tile
-// drivers, same tile loops), against the unfused float64 reference and hand-computed cases.
+// drivers, same tile loops), against the unfused float64 reference, hand-computed cases, and the model's own
+// unfused attention (orbitlaw::model::attention), near-uniform LSSAR rows included.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <iostream>
+#include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attention_test_support.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/model/attention.hpp"
+#include "orbitlaw/model/lssar_cutoff.hpp"
 
 namespace orbitlaw::model::cuda {
 namespace {
@@ -121,6 +126,155 @@ TEST(FusedAttentionEmulation, BadInputsAreClearErrors) {
     fused_lssa_attention(d48, d48, d48, false, 1);
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("head dimension"), std::string::npos) << e.what();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------------------
+// The fused path (here its CPU emulation) against the model's unfused path, orbitlaw::model::attention: a
+// model trained with the fused kernels on the GPU and evaluated on the CPU must compute one function, LSSAR's
+// near-uniform cut-off (orbitlaw/model/lssar_cutoff.hpp) included. The fused function only takes float32 and
+// bfloat16, so every input below holds float32 values: the float64 comparison runs model::attention in
+// float64 on exactly the values the emulation sees (what remains is the emulation's float32 rounding), the
+// float32 comparison runs model::attention in float32 (both sides' rounding).
+
+// Heads of near_uniform_inputs: 0 random rows; 1 identical keys (every row exactly uniform, LSSAR rows 4..
+// all at the uniform level); 2.. "graded": identical keys except key 0, turned towards the query (the same
+// for every row) by a small angle, so key 0 is the only key above uniform and the excess x_i = n_i A_max - 1
+// grows slowly with the row (as ln n_i): over the three heads it runs from about 0.2 to 4 cut-offs, densely
+// enough (consecutive rows differ by < 1% near the cut-off) that moving the cut-off of either path by more
+// than a few percent changes which rows are zero.
+// Sine of the graded heads' angle at d = 16 (scaled by ln 16 / ln d, which keeps the excess the same).
+constexpr double kGradedSinAngles[] = {1e-4, 2e-4, 4e-4};
+constexpr int64_t kNearUniformHeads = 2 + static_cast<int64_t>(std::size(kGradedSinAngles));
+// Rows whose excess is within 2% of the cut-off are left out of the comparison (their grad_out is zero):
+// float32 rounding of x is ~1e-6 absolute here (0.1% of the cut-off), so only there may the paths disagree.
+constexpr double kCutoffBand = 0.02;
+
+Inputs near_uniform_inputs(int64_t length, int64_t head_dim, uint64_t seed) {
+  Inputs in = random_inputs(1, kNearUniformHeads, length, head_dim, seed);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  // A random rotation, so that the special directions are not coordinate axes.
+  const torch::Tensor rotation = std::get<0>(torch::linalg_qr(torch::randn({head_dim, head_dim}, f64)));
+  const torch::Tensor e1 = rotation.select(1, 0), e2 = rotation.select(1, 1);
+  in.k[0][1].copy_(in.k[0][1][0].clone().expand({length, head_dim}));
+  for (int64_t g = 0; g < static_cast<int64_t>(std::size(kGradedSinAngles)); ++g) {
+    const double sin_angle = kGradedSinAngles[g] * std::log(16.0) / std::log(static_cast<double>(head_dim));
+    in.q[0][2 + g].copy_(e2.expand({length, head_dim}));
+    in.k[0][2 + g].copy_(e1.expand({length, head_dim}));
+    in.k[0][2 + g][0].copy_(std::sqrt(1 - sin_angle * sin_angle) * e1 + sin_angle * e2);
+  }
+  for (torch::Tensor* t : {&in.q, &in.k, &in.v, &in.grad_out})
+    *t = t->to(torch::kFloat32).to(torch::kFloat64);
+  return in;
+}
+
+// x_i = n_i max_j A_ij - O_i of every row ([B, H, L], float64), LSSA written out from design.md section 5.
+torch::Tensor row_excess(const Inputs& in) {
+  const int64_t length = in.q.size(2);
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  const torch::Tensor qn = in.q / in.q.norm(2, {-1}, true), kn = in.k / in.k.norm(2, {-1}, true);
+  const torch::Tensor n = torch::arange(1, length + 1, f64).unsqueeze(1);
+  const torch::Tensor s =
+      std::log(static_cast<double>(in.q.size(3))) * torch::log(n) * torch::matmul(qn, kn.transpose(-2, -1));
+  const torch::Tensor a = torch::softplus(s, 1.0, 1.0e4) * torch::ones({length, length}, f64).tril();
+  const torch::Tensor offset = (n > 3).to(torch::kFloat64).squeeze(1);
+  return std::get<0>((n * a / a.sum(-1, true)).max(-1)) - offset;
+}
+
+AttentionFn model_attention(AttentionKind kind, double p) {
+  AttentionSpec spec;
+  spec.kind = kind;
+  spec.p = p;
+  spec.offset_rows = 3;
+  return [=](const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+    return orbitlaw::model::attention(q, k, v, spec);
+  };
+}
+
+// Largest |x| over the rows selected by `rows` ([B, H, L] bool) of x [B, H, L, d].
+double max_abs_on_rows(const torch::Tensor& x, const torch::Tensor& rows) {
+  return x.masked_select(rows.unsqueeze(-1).expand_as(x)).abs().max().item<double>();
+}
+
+// Rows 1..L of the lengths around the tile sizes (64 keys for d <= 64, 32 for d = 128).
+const std::vector<std::pair<int64_t, int64_t>> kModelCases = {{130, 16}, {100, 64}, {40, 128}};
+
+// Relative errors (Frobenius; out, dq, dk, dv) of the emulation against model::attention, measured at most
+// (LibTorch 2.15, CPU): LSSA 9.2e-6 in float64 and 9.6e-6 in float32, LSSAR 5.3e-6 and 4.1e-6; all of it the
+// float32 rounding of the emulation (and, for the float32 reference, of model::attention). Bounds with a
+// margin of 3 (float64) and 5 (float32).
+constexpr double kVsModelFloat64 = 3e-5;
+constexpr double kVsModelFloat32 = 5e-5;
+
+TEST(EmulationVsModelAttention, LssarNearUniformAndRandomRows) {
+  constexpr double tau = kLssarUniformTolerance;
+  for (const auto& [length, head_dim] : kModelCases) {
+    const std::string name = "L=" + std::to_string(length) + " d=" + std::to_string(head_dim);
+    SCOPED_TRACE(name);
+    Inputs in = near_uniform_inputs(length, head_dim, 4000 + length);
+    const torch::Tensor x = row_excess(in);
+    const torch::Tensor band = (x / tau - 1).abs() < kCutoffBand;
+    const torch::Tensor below = (x <= tau).logical_and(band.logical_not());
+    const torch::Tensor graded = torch::arange(kNearUniformHeads).ge(2).view({1, -1, 1}).expand_as(x);
+    // Graded rows from row 4 on (O_i = 1) above the cut-off: key 0 is their only key above uniform.
+    const torch::Tensor above_graded = (x > tau)
+                                           .logical_and(band.logical_not())
+                                           .logical_and(graded)
+                                           .logical_and(torch::arange(length).ge(3).view({1, 1, -1}));
+    // The construction: identical keys are uniform to float64 rounding; graded rows on both sides of the
+    // cut-off, within a factor 2 of it; no random row anywhere near it.
+    EXPECT_LT(x[0][1].slice(0, 3).abs().max().item<double>(), 1e-12);
+    const torch::Tensor ratio = x.masked_select(graded) / tau;
+    EXPECT_GE(ratio.gt(0.5).logical_and(ratio.lt(1 - kCutoffBand)).sum().item<int64_t>(), 10);
+    EXPECT_GE(ratio.gt(1 + kCutoffBand).logical_and(ratio.lt(2)).sum().item<int64_t>(), 10);
+    EXPECT_EQ(band[0][0].sum().item<int64_t>(), 0);
+    in.grad_out = in.grad_out * band.logical_not().unsqueeze(-1);
+    const torch::Tensor off_band = band.logical_not().unsqueeze(-1).to(torch::kFloat64);
+    const torch::Tensor v0 = in.v.select(2, 0).unsqueeze(2).expand_as(in.v);
+
+    for (const double p : {15.0, 3.0}) {
+      SCOPED_TRACE("p=" + std::to_string(p));
+      const Result emu = run_with_grads(fused(true, p), in, torch::kFloat32, torch::kCPU);
+      const Result ref64 =
+          run_with_grads(model_attention(AttentionKind::kLssar, p), in, torch::kFloat64, torch::kCPU);
+      const Result ref32 =
+          run_with_grads(model_attention(AttentionKind::kLssar, p), in, torch::kFloat32, torch::kCPU);
+      // Independent expectations: rows at or below the cut-off are exactly zero, graded rows above it put
+      // all their weight on key 0 (the only key above uniform), in each path.
+      for (const Result* r : {&emu, &ref64, &ref32}) {
+        EXPECT_EQ(max_abs_on_rows(r->out, below), 0.0);
+        EXPECT_LT(max_abs_on_rows(r->out - v0, above_graded), 1e-5);
+      }
+      // And the two paths against each other, forward and gradients, off the band.
+      auto off = [&](Result r) {
+        r.out = r.out * off_band;
+        return r;
+      };
+      const Errors e64 = compare(off(emu), off(ref64));
+      const Errors e32 = compare(off(emu), off(ref32));
+      std::cout << "  LSSAR p=" << p << " " << name << " vs model::attention: float64 worst " << e64.worst()
+                << ", float32 worst " << e32.worst() << "\n";
+      expect_all_below(e64, kVsModelFloat64);
+      expect_all_below(e32, kVsModelFloat32);
+    }
+  }
+}
+
+// LSSA has no cut-off: the same inputs, every row compared.
+TEST(EmulationVsModelAttention, LssaNearUniformAndRandomRows) {
+  for (const auto& [length, head_dim] : kModelCases) {
+    const std::string name = "L=" + std::to_string(length) + " d=" + std::to_string(head_dim);
+    SCOPED_TRACE(name);
+    const Inputs in = near_uniform_inputs(length, head_dim, 5000 + length);
+    const Result emu = run_with_grads(fused(false, 1), in, torch::kFloat32, torch::kCPU);
+    const Errors e64 = compare(
+        emu, run_with_grads(model_attention(AttentionKind::kLssa, 1), in, torch::kFloat64, torch::kCPU));
+    const Errors e32 = compare(
+        emu, run_with_grads(model_attention(AttentionKind::kLssa, 1), in, torch::kFloat32, torch::kCPU));
+    std::cout << "  LSSA " << name << " vs model::attention: float64 worst " << e64.worst()
+              << ", float32 worst " << e32.worst() << "\n";
+    expect_all_below(e64, kVsModelFloat64);
+    expect_all_below(e32, kVsModelFloat32);
   }
 }
 

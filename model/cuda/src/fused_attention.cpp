@@ -16,7 +16,8 @@
 namespace orbitlaw::model::cuda {
 namespace {
 
-static_assert(static_cast<float>(kUniformRowTolerance) == tiles::kUniformRowTolerance);
+// The tiles compare in float against the shared cut-off; it is exact in float, so nothing is lost.
+static_assert(static_cast<double>(tiles::kUniformRowTolerance) == kLssarUniformTolerance);
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "orbitlaw/fused_attention.hpp"
+#include "orbitlaw/model/lssar_cutoff.hpp"
 
 namespace orbitlaw::model::cuda {
 
@@ -24,7 +25,7 @@ torch::Tensor unfused_lssa_attention(const torch::Tensor& q, const torch::Tensor
   const torch::Tensor offset = (n > 3).to(options.dtype());
   const torch::Tensor u = torch::relu(n * weights - offset) * causal;
   const torch::Tensor u_max = std::get<0>(u.max(-1, true));
-  const torch::Tensor kept = u_max > kUniformRowTolerance;
+  const torch::Tensor kept = u_max > kLssarUniformTolerance;  // orbitlaw/model/lssar_cutoff.hpp
   // Divide by the row maximum before the power: (n A - 1)^15 overflows float32 at long lengths.
   const torch::Tensor w = torch::pow(u / torch::where(kept, u_max, torch::ones_like(u_max)), p);
   const torch::Tensor w_sum = w.sum(-1, true);

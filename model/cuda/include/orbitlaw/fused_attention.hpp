@@ -5,6 +5,8 @@
 // Include only from translation units that may include LibTorch (so: no fmt or spdlog there).
 #include <torch/torch.h>
 
+#include "orbitlaw/model/lssar_cutoff.hpp"
+
 namespace orbitlaw::model::cuda {
 
 // Causal length-scaled softplus attention of q, k, v, each [B, H, L, d] with the same dtype and device.
@@ -15,11 +17,11 @@ namespace orbitlaw::model::cuda {
 // rounding. Row i (1-based) sees keys 1..i.
 //   reweight == false: LSSA, out_i = sum_j A_ij v_j, A_ij = softplus(s_ij) / sum_j' softplus(s_ij').
 //   reweight == true : LSSAR, W_ij proportional to ReLU(i A_ij - O_i)^p (O_i = 0 for i <= 3, else 1), each
-//   row
-//                      renormalised; the p-th power is taken after dividing by the row maximum, so p = 15
+//                      row renormalised; the p-th power is taken after dividing by the row maximum, so p = 15
 //                      cannot overflow. A row whose largest weight exceeds the uniform level 1/i by no more
-//                      than kUniformRowTolerance (relative, i.e. i A_max - 1 <= tolerance) is "all at or
-//                      below uniform" and its output and gradients are zero.
+//                      than kLssarUniformTolerance (orbitlaw/model/lssar_cutoff.hpp, relative, i.e.
+//                      i A_max - 1 <= tolerance; the same cut-off as the unfused orbitlaw::model::attention)
+//                      is "all at or below uniform" and its output and gradients are zero.
 // p must be >= 1 (p = 15 is the paper's default); it is ignored for LSSA.
 //
 // Devices and dtypes: CUDA tensors (float32 or bfloat16) run the CUDA kernels when this library was built
@@ -33,8 +35,5 @@ torch::Tensor fused_lssa_attention(const torch::Tensor& q, const torch::Tensor& 
 
 // True when this build contains the CUDA kernels (else CUDA tensors are rejected with an orbitlaw::Error).
 bool fused_attention_has_cuda_kernels();
-
-// Relative excess of a row's largest LSSA weight over uniform below which LSSAR treats the row as uniform.
-inline constexpr double kUniformRowTolerance = 1e-3;
 
 }  // namespace orbitlaw::model::cuda

@@ -1,7 +1,7 @@
 #pragma once
 // The tiled LSSA / LSSAR algorithm, written once for two compilers: nvcc builds the CUDA kernels from it and
 // g++ builds a CPU emulation from it, so the CPU tests exercise the same tile loops and per-tile arithmetic
-// that run on the GPU. No LibTorch and no CUDA headers here.
+// that run on the GPU. No LibTorch and no CUDA headers here (only the plain C++17 lssar_cutoff.hpp).
 //
 // Work split (FlashAttention style; one thread owns one query row or one key row):
 //  - forward_row: one query row, loops over key tiles. LSSA needs one pass (softplus >= 0, so the l1
@@ -18,6 +18,8 @@
 // only skips the arithmetic when its row is inactive. The CPU loader copies the tile into a buffer.
 #include <math.h>
 
+#include "orbitlaw/model/lssar_cutoff.hpp"
+
 #if defined(__CUDACC__)
 #define ORBITLAW_HD __host__ __device__ __forceinline__
 #define ORBITLAW_UNROLL _Pragma("unroll")
@@ -28,8 +30,9 @@
 
 namespace orbitlaw::model::cuda::tiles {
 
-// Same value as orbitlaw::model::cuda::kUniformRowTolerance (checked where both are visible).
-constexpr float kUniformRowTolerance = 1e-3f;
+// LSSAR's near-uniform cut-off in float, the arithmetic of the tiles: the one definition in
+// orbitlaw/model/lssar_cutoff.hpp (shared with the unfused path), exactly representable in float.
+constexpr float kUniformRowTolerance = static_cast<float>(::orbitlaw::model::kLssarUniformTolerance);
 
 // Per-row scalars saved by the forward pass, in this order, for the backward pass.
 enum ForwardStat { kZ = 0, kUMax = 1, kWSum = 2, kForwardStats = 3 };
@@ -77,7 +80,8 @@ ORBITLAW_HD void add_scaled(float* acc, float weight, const float* x) {
   for (int c = 0; c < D; ++c) acc[c] += weight * x[c];
 }
 
-// LSSAR keeps a row only when its largest weight is above uniform by more than the tolerance.
+// LSSAR keeps a row only when its largest weight is above uniform by more than the cut-off
+// (u_max = n A_max - O > kUniformRowTolerance), as the unfused orbitlaw::model::lssar_reweight does.
 ORBITLAW_HD bool reweighted_row_kept(float u_max) { return u_max > kUniformRowTolerance; }
 
 // LSSAR re-weighting of one LSSA weight a (normaliser z): u = n a / z - O. Returns (u / u_max)^p for u > 0,

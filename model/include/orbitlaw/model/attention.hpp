@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "orbitlaw/model/config.hpp"
+#include "orbitlaw/model/lssar_cutoff.hpp"
 
 namespace orbitlaw::model {
 
@@ -26,14 +27,12 @@ torch::Tensor attention_weights(const torch::Tensor& q, const torch::Tensor& k, 
                                 const torch::Tensor& ssmax_scale = {}, std::int64_t row_offset = 0);
 
 // The LSSAR re-weighting of row-normalised LSSA weights A [..., T_q, T_k] (rows from `row_offset`):
-// W_ij = ReLU(n_i A_ij - O_i)^p, W_i <- W_i / sum_j W_ij, computed as ((n_i A_ij - O_i)_+ / max_j(...))^p so
-// it stays finite at any length. Values of n_i A_ij - O_i within kLssarUniformTolerance of zero count as at
-// uniform (rounding noise of a uniform row must not be amplified into weights); an all-at-or-below-uniform
-// row is all zeros.
+// W_ij = ReLU(n_i A_ij - O_i)^p, W_i <- W_i / sum_j W_ij, computed as (u_ij / max_j u_ij)^p with
+// u_ij = ReLU(n_i A_ij - O_i) so it stays finite at any length. A row with max_j u_ij <=
+// kLssarUniformTolerance (orbitlaw/model/lssar_cutoff.hpp, the same cut-off as the fused kernels) is all at
+// or below uniform and is all zeros: rounding noise of a uniform row must not be amplified into weights.
 torch::Tensor lssar_reweight(const torch::Tensor& lssa_weights, double p, int offset_rows,
                              std::int64_t row_offset = 0);
-// 64 machine epsilons of the tensor's dtype, on the scale of n_i A_ij (1 = uniform).
-inline constexpr double kLssarUniformToleranceEps = 64;
 
 // Rotary position embedding (theta base) applied to x [B, H, T, d] for absolute positions 0..T-1 (d even).
 torch::Tensor apply_rope(const torch::Tensor& x, double theta);
