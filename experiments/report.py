@@ -333,10 +333,14 @@ def laws_table(run, config):
                      e_text, *counts, laws])
     if not rows:
         return None, f"{os.path.relpath(path, run)} has no 'rows' with galaxies"
-    lines = [f"Recovered force laws against Newton ({NEWTON})", "",
-             "Galaxies recovering Newton per verdict tier: srbench (C·m1·m2/r² after rounding constants to 3 "
+    # The probe target decides Newton's form: the force G·m1·m2/r² or the planet's acceleration G·m2/r².
+    target = (data.get("newton") or {}).get("target", "force")
+    form, triple = ("C·m1·m2/r²", "(1, 1, -2)") if target == "force" else ("C·m2/r²", "(0, 1, -2)")
+    newton = NEWTON if target == "force" else "a = C·m2/r², C = G = 4π² ≈ 39.478"
+    lines = [f"Recovered {target} laws against Newton ({newton})", "",
+             f"Galaxies recovering Newton per verdict tier: srbench ({form} after rounding constants to 3 "
              "digits, any C > 0), strict (srbench and C within 5% of G), exponents (95% intervals of the "
-             "galaxy's power-law fit contain (1, 1, -2)). observable: share of test rows whose visible track "
+             f"galaxy's power-law fit contain {triple}). observable: share of test rows whose visible track "
              "bends by more than one bin; r exponent e: power-law fit of the probe on all test rows, 95% interval.",
              ""]
     lines += markdown_table(["model", "probe", "protocol", "observable", "probe R²", "r exponent e",

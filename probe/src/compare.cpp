@@ -15,7 +15,8 @@
 #include "orbitlaw/probe/statistics.hpp"
 
 // compare.json layout:
-//   {"newton": {"law": "C*m1*m2/r^2", "G": 39.478..., "exponents": [1, 1, -2]},
+//   {"newton": {"target": "force" | "acceleration", "law": "C*m1*m2/r^2" (or "C*m2/r^2"), "G": 39.478...,
+//               "exponents": [1, 1, -2] (or [0, 1, -2])},
 //    "rows": [{"model", "run", "probe", "protocol" (null without a law search), "test_rows",
 //              "observable_fraction", "r2", "relative_error" {median, mean, p90}, "power_law" {...},
 //              "exponents" {a, b, e: [est, lo, hi]}, "exponents_cover_newton", "galaxies": [{"galaxy", "law",
@@ -82,7 +83,8 @@ Json probe_row(const std::string& model, const std::string& dir, const Predictio
     row["exponents"] = Json{{"a", {fit.a(), fit.ci_low[1], fit.ci_high[1]}},
                             {"b", {fit.b(), fit.ci_low[2], fit.ci_high[2]}},
                             {"e", {fit.e(), fit.ci_low[3], fit.ci_high[3]}}};
-    row["exponents_cover_newton"] = fit.consistent_with_newton();
+    const NewtonLaw newton = newton_law(predictions.target);
+    row["exponents_cover_newton"] = fit.consistent_with(newton.a, newton.b, newton.e);
   } catch (const Error& e) {
     row["power_law"] = Json{{"error", e.what()}};
     row["exponents"] = nullptr;
@@ -128,7 +130,7 @@ Json law_row(Json row, const Predictions& predictions, const std::string& probe,
     Eigen::VectorXd searched(points.rows());
     for (Eigen::Index i = 0; i < searched.size(); ++i)
       searched[i] = predicted[indices.empty() ? i : indices[static_cast<std::size_t>(i)]];
-    const GalaxyVerdicts verdicts = galaxy_verdicts(expr, points, searched, confidence);
+    const GalaxyVerdicts verdicts = galaxy_verdicts(expr, points, searched, confidence, predictions.target);
     const NewtonVerdict& verdict = verdicts.law;
     // Held out: every test row outside this galaxy; the law against the TRUE force there.
     const Eigen::VectorXd values = expr.evaluate(all_inputs).matrix();
@@ -225,11 +227,17 @@ Json compare_runs(const std::vector<std::string>& run_dirs, const CompareOptions
                 std::to_string(run_dirs.size()) + " run folders");
   }
   Json rows = Json::array();
+  ProbeTarget target = ProbeTarget::kForce;
   for (std::size_t k = 0; k < run_dirs.size(); ++k) {
     const auto& dir = run_dirs[k];
     if (!std::filesystem::is_directory(dir)) throw Error("compare: run folder " + dir + " does not exist");
     const Predictions predictions =
         read_predictions((std::filesystem::path(dir) / "predictions.h5").string());
+    // One comparison, one Newton: a force run and an acceleration run have different laws to recover.
+    if (k == 0) target = predictions.target;
+    if (predictions.target != target)
+      throw Error("compare: " + run_dirs[0] + " probes the " + to_string(target) + " but " + dir + " the " +
+                  to_string(predictions.target) + "; compare runs of one target at a time");
     const std::string model = options.labels.empty() ? predictions.model : options.labels[k];
     const auto searches = searches_of(read_sr_json(dir));
     for (const auto& probe : predictions.probe_names()) {
@@ -243,21 +251,29 @@ Json compare_runs(const std::vector<std::string>& run_dirs, const CompareOptions
       if (!any) rows.push_back(base);
     }
   }
-  return Json{{"newton", Json{{"law", "C*m1*m2/r^2"},
+  const NewtonLaw newton = newton_law(target);
+  return Json{{"newton", Json{{"target", to_string(target)},
+                              {"law", std::string("C*") + newton.form},
                               {"G", kGravitationalConstant},
-                              {"exponents", {1, 1, -2}},
+                              {"exponents", {newton.a, newton.b, newton.e}},
                               {"confidence", options.confidence}}},
               {"rows", rows}};
 }
 
 std::string compare_markdown(const Json& comparison) {
+  // Newton's law for the compared target (comparisons before targets existed are force comparisons).
+  const Json& newton = comparison["newton"];
+  const std::string target = newton.value("target", "force");
+  const bool force = target == "force";
+  const std::string law = force ? "C·m1·m2/r²" : "C·m2/r²";
+  const std::string triple = force ? "(1, 1, -2)" : "(0, 1, -2)";
   std::string md;
   md += "## Probe accuracy and power-law exponents\n\n";
-  md +=
-      "Power-law fit ln F = c + a ln m1 + b ln m2 + e ln r of each probe's predicted force on the test rows; "
-      "Newton: (a, b, e) = (1, 1, -2). Intervals are 95% confidence intervals.\n\n";
-  md +=
-      "| model | probe | test rows | observable | R² | median rel. error | a | b | e | covers (1, 1, -2) |\n";
+  md += "Target: the " + std::string(force ? "force on the planet" : "planet's acceleration") +
+        ". Power-law fit ln F = c + a ln m1 + b ln m2 + e ln r of each probe's predicted " + target +
+        " on the test rows; Newton: (a, b, e) = " + triple + ". Intervals are 95% confidence intervals.\n\n";
+  md += "| model | probe | test rows | observable | R² | median rel. error | a | b | e | covers " + triple +
+        " |\n";
   md += "|---|---|---|---|---|---|---|---|---|---|\n";
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto& row : comparison["rows"]) {
@@ -272,15 +288,19 @@ std::string compare_markdown(const Json& comparison) {
           (ex.is_null() ? "n/a" : fmt_interval(ex["e"])) + " | " +
           (row["exponents_cover_newton"].get<bool>() ? "yes" : "no") + " |\n";
   }
-  md += "\n## Recovered force laws against Newton (C·m1·m2/r², G = 4π² ≈ 39.48)\n\n";
+  md += "\n## Recovered " + target + " laws against Newton (" + law + ", G = 4π² ≈ 39.48)\n\n";
   md +=
-      "Galaxies recovering Newton in each verdict tier: srbench, the selected law equals C·m1·m2/r² for a "
-      "constant C > 0 (SRBench rule: constants rounded to 3 significant digits); strict, srbench with C "
-      "within "
-      "5% of G; exponents, the power-law fit of the galaxy's predictions has 95% intervals containing (1, 1, "
-      "-2). C/G: median over srbench galaxies. Held-out error: median relative error of the law against the "
-      "true force on the test rows outside its galaxy (median over galaxies). Spread: median over test rows "
-      "of (max - min) of the galaxies' laws relative to the true force.\n\n";
+      "Galaxies recovering Newton in each verdict tier: srbench, the selected law equals " + law +
+      " for a constant C > 0 (SRBench rule: constants rounded to 3 significant digits); strict, srbench with "
+      "C within 5% of G; exponents, the power-law fit of the galaxy's predictions has 95% intervals "
+      "containing " +
+      triple +
+      ". C/G: median over srbench galaxies. Held-out error: median relative error of the law against the "
+      "true " +
+      target +
+      " on the test rows outside its galaxy (median over galaxies). Spread: median over test rows of (max - "
+      "min) of the galaxies' laws relative to the true " +
+      target + ".\n\n";
   md +=
       "| model | probe | protocol | srbench | strict | exponents | C/G | held-out rel. error | distinct laws "
       "| "

@@ -31,6 +31,19 @@ std::vector<int> draw_rows(std::vector<int> rows, int count, detail::SplitMix64&
 
 }  // namespace
 
+ProbeTarget parse_probe_target(const std::string& name) {
+  if (name == "force") return ProbeTarget::kForce;
+  if (name == "acceleration") return ProbeTarget::kAcceleration;
+  throw Error("probe config: unknown target '" + name + "' (known: force, acceleration)");
+}
+
+std::string to_string(ProbeTarget target) { return target == ProbeTarget::kForce ? "force" : "acceleration"; }
+
+NewtonLaw newton_law(ProbeTarget target) {
+  if (target == ProbeTarget::kAcceleration) return NewtonLaw{"m2/r^2", 0, 1, -2};
+  return NewtonLaw{"m1*m2/r^2", 1, 1, -2};
+}
+
 ForceRows ForceRows::select(const std::vector<std::int64_t>& indices) const {
   return detail::select_rows(*this, indices);
 }
@@ -52,7 +65,8 @@ double straight_line_deviation(const simulator::System& system, int row) {
   return deviation;
 }
 
-ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows) {
+ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows,
+                     ProbeTarget target) {
   check_two_body(system, index);
   const int star = system.star_index();
   const auto n = static_cast<Eigen::Index>(rows.size());
@@ -83,7 +97,8 @@ ForceRows force_rows(const simulator::System& system, std::int64_t index, const 
     out.r[i] = (system.position.row(row) - system.position.row(star_row)).norm();
     out.m1[i] = system.mass[0];
     out.m2[i] = system.mass[star];
-    out.force[i] = system.mass[0] * system.star_acceleration.row(row).norm();
+    const double acceleration = system.star_acceleration.row(row).norm();
+    out.force[i] = target == ProbeTarget::kForce ? system.mass[0] * acceleration : acceleration;
     out.deviation[i] = straight_line_deviation(system, row);
   }
   return out;
@@ -111,7 +126,8 @@ Json ForceSplitConfig::to_json() const {
               {"test_rows_per_system", test_rows_per_system},
               {"train_rows_per_system", train_rows_per_system},
               {"observed_rows", observed_rows},
-              {"seed", seed}};
+              {"seed", seed},
+              {"target", to_string(target)}};
 }
 
 ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const ForceSplitConfig& config) {
@@ -137,6 +153,7 @@ ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const F
 
   ForceDataset dataset;
   dataset.dim = reader.dim();
+  dataset.target = config.target;
   dataset.test_systems.assign(order.begin(), order.begin() + n_test);
   dataset.validation_systems.assign(order.begin() + n_test, order.begin() + n_test + n_validation);
   dataset.train_systems.assign(order.begin() + n_test + n_validation, order.end());
@@ -149,8 +166,8 @@ ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const F
     simulator::System system = reader.read_system(index);
     check_two_body(system, index);
     detail::SplitMix64 rng(detail::derive_seed(config.seed, 1000 + static_cast<std::uint64_t>(index)));
-    return force_rows(system, index,
-                      draw_rows(visible_planet_rows(system, config.observed_rows), count, rng));
+    return force_rows(system, index, draw_rows(visible_planet_rows(system, config.observed_rows), count, rng),
+                      config.target);
   };
   auto build = [&](const std::vector<std::int64_t>& systems, int count) {
     std::vector<ForceRows> parts;

@@ -85,8 +85,8 @@ Json NewtonVerdict::json() const {
               {"constant", constant},     {"c_over_g", c_over_g}, {"method", method}};
 }
 
-NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points) {
-  static const sr::Expr newton = sr::parse(kNewtonForm, law_variables());
+NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points, ProbeTarget target) {
+  const sr::Expr newton = sr::parse(newton_law(target).form, law_variables());
   const sr::Equivalence eq = sr::check_equivalence(law, newton, points);
   NewtonVerdict verdict;
   verdict.relation = eq.relation;
@@ -116,12 +116,13 @@ Json GalaxyVerdicts::json() const {
 }
 
 GalaxyVerdicts galaxy_verdicts(const sr::Expr& law, const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
-                               double confidence) {
+                               double confidence, ProbeTarget target) {
   GalaxyVerdicts out;
-  out.law = newton_verdict(law, X);
+  out.law = newton_verdict(law, X, target);
   try {
     const PowerLawFit fit = fit_power_law(X.col(0), X.col(1), X.col(2), y, confidence);
-    out.exponents = fit.consistent_with_newton();
+    const NewtonLaw newton = newton_law(target);
+    out.exponents = fit.consistent_with(newton.a, newton.b, newton.e);
     out.exponent_fit = exponent_intervals(fit);
   } catch (const Error& e) {
     out.exponent_fit = Json{{"error", e.what()}};  // e.g. fewer than 5 positive rows: no tier verdict
@@ -129,8 +130,8 @@ GalaxyVerdicts galaxy_verdicts(const sr::Expr& law, const Eigen::MatrixXd& X, co
   return out;
 }
 
-NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points) {
-  return newton_verdict(sr::parse(law, law_variables()), points);
+NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points, ProbeTarget target) {
+  return newton_verdict(sr::parse(law, law_variables()), points, target);
 }
 
 Eigen::MatrixXd law_inputs(const ForceRows& rows, const std::vector<std::int64_t>& indices) {
@@ -170,6 +171,7 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
     skipped.protocol = options.protocol;
     skipped.options = options;
     skipped.skipped = std::to_string(usable) + " usable predictions (" + needs + ")";
+    skipped.target = predictions.target;
     return skipped;
   }
   LawSearchOptions effective = options;
@@ -180,6 +182,7 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
   out.probe = probe;
   out.protocol = options.protocol;
   out.options = effective;
+  out.target = predictions.target;
   for (int g = 0; g < static_cast<int>(galaxies.size()); ++g) {
     GalaxyLaw galaxy;
     galaxy.galaxy = g;
@@ -198,7 +201,7 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
     galaxy.law_exact = best.expr.text(law_variables(), 17);
     galaxy.complexity = best.complexity;
     galaxy.loss = best.loss;
-    galaxy.verdicts = galaxy_verdicts(best.expr, X, y, options.confidence);
+    galaxy.verdicts = galaxy_verdicts(best.expr, X, y, options.confidence, predictions.target);
     galaxy.newton = galaxy.verdicts.law;
     out.galaxies.push_back(std::move(galaxy));
   }
@@ -239,6 +242,8 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
     list.push_back(
         Json{{"probe", search.probe},
              {"protocol", search.protocol},
+             {"target", to_string(search.target)},
+             {"newton_form", std::string("G*") + newton_law(search.target).form},
              {"options", Json{{"galaxies", search.options.galaxies},
                               {"galaxy_rows", search.options.galaxy_rows},
                               {"nearest_rows", search.options.nearest_rows},

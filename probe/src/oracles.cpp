@@ -10,8 +10,10 @@
 
 namespace orbitlaw::probe {
 
-Eigen::VectorXd newton_force(const ForceRows& rows) {
-  return (kGravitationalConstant * rows.m1.array() * rows.m2.array() / rows.r.array().square()).matrix();
+Eigen::VectorXd newton_force(const ForceRows& rows, ProbeTarget target) {
+  const Eigen::ArrayXd acceleration = kGravitationalConstant * rows.m2.array() / rows.r.array().square();
+  if (target == ProbeTarget::kForce) return (acceleration * rows.m1.array()).matrix();
+  return acceleration.matrix();
 }
 
 // Vafa et al.'s oracle sees the standardised true state, not the law's inputs: a KNN on (ln r, ln m1, ln m2)

@@ -266,6 +266,7 @@ void write_predictions(const std::string& path, const Predictions& predictions) 
     write_vector(root, "nearest_train_distance", predictions.nearest_train_distance);
     write_vector(root, "deviation", rows.deviation);
     write_string_attribute(root, "observable_bin_width", Json(predictions.observable_bin_width).dump());
+    write_string_attribute(root, "target", to_string(predictions.target));
     write_matrix(root, "position", rows.position);
     write_matrix(root, "velocity", rows.velocity);
     write_matrix(root, "star_position", rows.star_position);
@@ -317,9 +318,9 @@ Predictions read_predictions(const std::string& path) {
     throw Error(path + ": not an orbitlaw predictions file (format attribute differs)");
   }
   const auto version = read_int_attribute(root, "schema_version", path);
-  if (version != kPredictionsSchemaVersion) {
-    throw Error(path + ": predictions schema version " + std::to_string(version) + ", this build reads " +
-                std::to_string(kPredictionsSchemaVersion));
+  if (version != kPredictionsSchemaVersion && version != 2) {
+    throw Error(path + ": predictions schema version " + std::to_string(version) +
+                ", this build reads 2 and " + std::to_string(kPredictionsSchemaVersion));
   }
   Predictions out;
   out.model = read_string_attribute(root, "model", path);
@@ -349,6 +350,12 @@ Predictions read_predictions(const std::string& path) {
         Json::parse(read_string_attribute(root, "observable_bin_width", path)).get<double>();
   } catch (const Json::exception&) {
     throw Error(path + ": attribute 'observable_bin_width' is corrupt");
+  }
+  if (version >= 3) {
+    const std::string target = read_string_attribute(root, "target", path);
+    if (target != "force" && target != "acceleration")
+      throw Error(path + ": attribute 'target' is '" + target + "', neither force nor acceleration");
+    out.target = parse_probe_target(target);
   }
   rows.position = read_matrix(root, "position", path, n);
   rows.velocity = read_matrix(root, "velocity", path, n);

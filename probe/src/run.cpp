@@ -121,7 +121,13 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   }
   if (probes.empty()) throw Error("probe config: 'probes' is empty");
 
+  // What the probes predict: the force (Vafa et al.) or the planet's acceleration (docs/design.md section 6).
+  const ProbeTarget target = parse_probe_target(reader.get<std::string>("target", "force"));
+  if (vector_task && target != ProbeTarget::kForce)
+    throw Error(
+        "probe config: target 'acceleration' applies to the magnitude task; task vector predicts forces");
   ForceSplitConfig split;
+  split.target = target;
   {
     ConfigReader s = reader.section("split");
     split.systems = s.get("systems", split.systems);
@@ -337,8 +343,8 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   const simulator::DatasetReader& data = *magnitude_data;
   std::filesystem::create_directories(paths.out);
   const ForceDataset dataset = build_force_dataset(data, split);
-  log("force dataset: " + std::to_string(dataset.train_systems.size()) + " train / " +
-      std::to_string(dataset.validation_systems.size()) + " validation / " +
+  log("force dataset (target " + to_string(target) + "): " + std::to_string(dataset.train_systems.size()) +
+      " train / " + std::to_string(dataset.validation_systems.size()) + " validation / " +
       std::to_string(dataset.test_systems.size()) + " test systems; " + std::to_string(dataset.train.size()) +
       " / " + std::to_string(dataset.validation.size()) + " / " + std::to_string(dataset.test.size()) +
       " labelled rows");
@@ -348,6 +354,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   predictions.model = label;
   predictions.config = resolved;
   predictions.observable_bin_width = bin_width;
+  predictions.target = target;
   Json details = Json::object();
   log("observable test rows (track bends by more than " + format("%.4g AU", bin_width) +
       "): " + format("%.1f%%", 100 * predictions.observable_fraction()));
@@ -357,8 +364,9 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   predictions.nearest_train_distance = oracle.nearest_distance(dataset.test);
   for (const auto& probe : probes) {
     if (probe == "newton") {
-      predictions.probes.emplace_back(probe, newton_force(dataset.test));
-      details[probe] = Json{{"law", "G*m1*m2/r^2"}, {"G", kGravitationalConstant}};
+      predictions.probes.emplace_back(probe, newton_force(dataset.test, target));
+      details[probe] =
+          Json{{"law", std::string("G*") + newton_law(target).form}, {"G", kGravitationalConstant}};
     } else if (probe == "knn" || probe == "knn_log") {
       const auto& state = probe == "knn" ? knn.state : knn_log.state;
       predictions.probes.emplace_back(probe, probe == "knn"

@@ -148,7 +148,6 @@ Json PowerLawFit::json() const {
               {"r2_log", r2_log},
               {"rows", rows},
               {"dropped", dropped},
-              {"newton_exponents_covered", consistent_with_newton()},
               {"c_minus_ln_g", estimate[0] - std::log(39.47841760435743)}};
 }
 

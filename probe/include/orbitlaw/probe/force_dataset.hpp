@@ -15,15 +15,32 @@ namespace orbitlaw::probe {
 // G in AU^3 / (Msun yr^2).
 inline constexpr double kGravitationalConstant = 39.47841760435743;
 
-// Labelled planet rows, one entry per (system, observation). The label is the true magnitude of the force
-// the star exerts on the planet, m_planet * |star_acceleration| from the simulation (= G m1 m2 / r^2).
+// What a probe predicts (docs/design.md section 6). kForce: the magnitude of the force the star exerts on
+// the planet, G m1 m2 / r^2 (Vafa et al.'s target). kAcceleration: the magnitude of the planet's acceleration
+// towards the star, G m2 / r^2, which is what positions can show when the planet is too light to move the
+// star by a bin (its own mass m1 is then invisible, and so is the force).
+enum class ProbeTarget { kForce, kAcceleration };
+ProbeTarget parse_probe_target(const std::string& name);  // "force" or "acceleration"; throws Error otherwise
+std::string to_string(ProbeTarget target);
+
+// Newton's law for a target, in the law search's variables (r, m1, m2): G times `form`, i.e. the power law
+// G m1^a m2^b r^e.
+struct NewtonLaw {
+  const char* form;
+  double a, b, e;
+};
+NewtonLaw newton_law(ProbeTarget target);
+
+// Labelled planet rows, one entry per (system, observation). The label (`force`, named for the default
+// target) is the true magnitude of the probe target from the simulation: m_planet * |star_acceleration|
+// (= G m1 m2 / r^2) for kForce, |star_acceleration| (= G m2 / r^2) for kAcceleration.
 struct ForceRows {
   std::vector<std::int64_t> system;  // index of the system in the trajectory dataset
   std::vector<int> row;              // row within the system (step * n_bodies + body)
   Eigen::VectorXd r;                 // planet-star separation, AU
   Eigen::VectorXd m1;                // planet mass, Msun
   Eigen::VectorXd m2;                // star mass, Msun
-  Eigen::VectorXd force;             // true force magnitude, Msun AU / yr^2
+  Eigen::VectorXd force;             // true target magnitude: Msun AU / yr^2 (force) or AU / yr^2
   Eigen::MatrixXd position;          // planet position, barycentric, AU [n, dim]
   Eigen::MatrixXd velocity;          // planet velocity, AU / yr [n, dim]
   Eigen::MatrixXd star_position;     // [n, dim]
@@ -57,9 +74,10 @@ struct ForceRows {
   }
 };
 
-// Rows `rows` (each a planet row of `system`) as labelled force rows; `index` is the system's dataset index.
-// Throws Error if the system is not a two-body system or a row is not a planet row.
-ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows);
+// Rows `rows` (each a planet row of `system`) as rows labelled with `target`; `index` is the system's
+// dataset index. Throws Error if the system is not a two-body system or a row is not a planet row.
+ForceRows force_rows(const simulator::System& system, std::int64_t index, const std::vector<int>& rows,
+                     ProbeTarget target = ProbeTarget::kForce);
 
 struct ForceSplitConfig {
   std::int64_t systems = 0;          // systems used from the dataset (the first ones); 0 = all
@@ -74,6 +92,7 @@ struct ForceSplitConfig {
   int train_rows_per_system = 0;  // labelled planet rows per train/validation system; 0 = all visible ones
   int observed_rows = 998;  // system rows a model sees (tokenizer rows - 2); labels only come from these
   std::uint64_t seed = 0;   // system permutation and row draws
+  ProbeTarget target = ProbeTarget::kForce;  // what the rows are labelled with
 
   void validate() const;  // throws Error naming the bad setting
   Json to_json() const;
@@ -84,6 +103,7 @@ struct ForceDataset {
   // Dataset indices of the systems in each split, ascending.
   std::vector<std::int64_t> train_systems, validation_systems, test_systems;
   int dim = 2;
+  ProbeTarget target = ProbeTarget::kForce;
 };
 
 // The planet's deviation from straight-line motion at planet row `row` of `system` (see

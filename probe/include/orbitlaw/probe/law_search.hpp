@@ -22,7 +22,6 @@ inline const std::vector<std::string>& law_variables() {
   static const std::vector<std::string> names = {"r", "m1", "m2"};
   return names;
 }
-inline constexpr const char* kNewtonForm = "m1*m2/r^2";
 
 struct LawSearchOptions {
   std::string protocol = "published";  // a label recorded with the results
@@ -49,13 +48,15 @@ LawSearchOptions law_search_options_from_config(ConfigReader& section, const Law
 std::vector<std::vector<std::int64_t>> draw_galaxies(const Eigen::VectorXd& nearest_distance,
                                                      const LawSearchOptions& options);
 
-// How a law compares with Newton's C m1 m2 / r^2, in the three tiers of docs/design.md section 7:
-//   srbench    SRBench's rule: after rounding constants to 3 significant digits the law is C m1 m2 / r^2
-//              for a constant C > 0 (any C);
-//   strict     srbench, and C within kStrictConstantTolerance of G = 4 pi^2 (force targets);
+// How a law compares with Newton's law for the probe target (newton_law: C m1 m2 / r^2 for the force,
+// C m2 / r^2 for the acceleration), in the three tiers of docs/design.md section 7:
+//   srbench    SRBench's rule: after rounding constants to 3 significant digits the law is Newton's form
+//              times a constant C > 0 (any C);
+//   strict     srbench, and C within kStrictConstantTolerance of G = 4 pi^2 (both targets carry G);
 //   exponents  the power-law fit ln F = c + a ln m1 + b ln m2 + e ln r of the predictions the law was
-//              searched on has confidence intervals containing (1, 1, -2). This tier reads the data, not the
-//              law: it does not sit on the rounding edge of a printed exponent.
+//              searched on has confidence intervals containing Newton's (a, b, e): (1, 1, -2) for the force,
+//              (0, 1, -2) for the acceleration. This tier reads the data, not the law: it does not sit on the
+//              rounding edge of a printed exponent.
 inline constexpr double kStrictConstantTolerance = 0.05;
 struct NewtonVerdict {
   bool equivalent = false;  // the srbench tier
@@ -66,8 +67,10 @@ struct NewtonVerdict {
   std::string method = "none";
   Json json() const;
 };
-NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points);
-NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points);
+NewtonVerdict newton_verdict(const sr::Expr& law, const Eigen::MatrixXd& points,
+                             ProbeTarget target = ProbeTarget::kForce);
+NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points,
+                             ProbeTarget target = ProbeTarget::kForce);
 
 // The verdicts of one galaxy: the law's tiers and the exponent tier of the galaxy's predictions.
 struct GalaxyVerdicts {
@@ -78,7 +81,7 @@ struct GalaxyVerdicts {
 };
 // X: the galaxy's rows of (r, m1, m2); y: the predictions the law was searched on.
 GalaxyVerdicts galaxy_verdicts(const sr::Expr& law, const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
-                               double confidence);
+                               double confidence, ProbeTarget target = ProbeTarget::kForce);
 // {"a": [..], "b": [..], "e": [..]} of a power-law fit.
 Json exponent_intervals(const PowerLawFit& fit);
 
@@ -103,6 +106,7 @@ struct LawSearch {
   std::vector<GalaxyLaw> galaxies;
   double seconds = 0;
   std::string skipped;  // why no galaxy was searched (too few usable rows); empty when searched
+  ProbeTarget target = ProbeTarget::kForce;  // of the predictions; decides which Newton form is checked
 };
 
 // Runs the protocol on one probe's predictions. Throws Error for an unknown probe. Rows a search cannot use

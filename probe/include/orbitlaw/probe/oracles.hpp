@@ -11,8 +11,8 @@
 
 namespace orbitlaw::probe {
 
-// G m1 m2 / r^2 per row.
-Eigen::VectorXd newton_force(const ForceRows& rows);
+// Newton's law for the target per row: G m1 m2 / r^2 (force) or G m2 / r^2 (acceleration).
+Eigen::VectorXd newton_force(const ForceRows& rows, ProbeTarget target = ProbeTarget::kForce);
 
 // State variables the KNN oracle can use, by name (each expands to one column per coordinate):
 //   "relative_position"  planet position minus star position (dim columns)

@@ -5,7 +5,9 @@
 // 2-D datasets [N, dim]: position, velocity (planet, barycentric), star_position, star_velocity.
 // Group predictions/<probe>: the predicted force magnitude per test row (finetune, linear, knn, newton, ...).
 // Root attributes (JSON strings): format ("orbitlaw-predictions"), schema_version, model, provenance, config,
-// probes (per-probe details such as selected step, layer, lambda, target scaling), observable_bin_width.
+// probes (per-probe details such as selected step, layer, lambda, target scaling), observable_bin_width,
+// target ("force" or "acceleration": what force_true and the predictions are the magnitude of; schema 2
+// files, written before the attribute existed, are force files).
 //
 // The force-vector task writes its own layout (format "orbitlaw-vector-predictions", attribute task =
 // "vector"), read by experiments/report.py for the arrow figure: per test row position, star_position
@@ -23,7 +25,7 @@
 namespace orbitlaw::probe {
 
 inline constexpr const char* kPredictionsFormat = "orbitlaw-predictions";
-inline constexpr int kPredictionsSchemaVersion = 2;  // 2: deviation, observable_bin_width
+inline constexpr int kPredictionsSchemaVersion = 3;  // 2: deviation, observable_bin_width; 3: target
 
 struct Predictions {
   ForceRows rows;                          // the test rows: true state and true force
@@ -35,6 +37,7 @@ struct Predictions {
   Json probe_details = Json::object();  // name -> details
   // A row's force is observable when its deviation exceeds this (one tokenizer bin, AU); 0: every row is.
   double observable_bin_width = 0;
+  ProbeTarget target = ProbeTarget::kForce;  // what rows.force and the predictions measure
 
   bool observable(Eigen::Index row) const { return rows.deviation[row] > observable_bin_width; }
   double observable_fraction() const;  // share of the test rows that are observable (NaN without rows)

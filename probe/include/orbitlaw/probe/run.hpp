@@ -6,6 +6,7 @@
 //   budget for the whole run, 0 = none: the model probes get its first half, each law search an equal share
 //   of the rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
 //   "vector": the force-vector task of force_vectors.hpp, probes finetune, knn, newton, no law search),
+//   target ("force": G m1 m2 / r^2, Vafa et al.'s; "acceleration": the planet's G m2 / r^2, magnitude task),
 //   probes [finetune, linear, knn, knn_log, newton, random] (without a checkpoint: knn, knn_log, newton,
 //   random), vector {label_fraction, validation_fraction, test_rows_per_system}, split {systems,
 //   test_fraction, validation_fraction, test_rows_per_system, train_rows_per_system, observed_rows

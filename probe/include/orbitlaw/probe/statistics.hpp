@@ -36,8 +36,11 @@ struct PowerLawFit {
   // Whether the interval of coefficient i (0..3) contains `value`, up to a rounding allowance of 1e-9 (an
   // exact power law has zero-width intervals whose estimates differ from the exponent in the last digits).
   bool covers(int i, double value) const { return ci_low[i] - 1e-9 <= value && value <= ci_high[i] + 1e-9; }
-  // True when the intervals of a, b and e cover 1, 1 and -2.
-  bool consistent_with_newton() const { return covers(1, 1.0) && covers(2, 1.0) && covers(3, -2.0); }
+  // True when the intervals of a, b and e cover the given exponents (Newton's force: 1, 1, -2).
+  bool consistent_with(double a, double b, double e) const {
+    return covers(1, a) && covers(2, b) && covers(3, e);
+  }
+  bool consistent_with_newton() const { return consistent_with(1.0, 1.0, -2.0); }
   Json json() const;
 };
 // Throws Error if the inputs differ in length or fewer than 5 usable rows remain, or the design is singular.
