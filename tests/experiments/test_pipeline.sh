@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end tests of the experiment scripts on the real orbitlaw binary, at --smoke size.
 #
-# usage: test_pipeline.sh quickstart|interrupt|paper|gpu-study ORBITLAW PYTHON
+# usage: test_pipeline.sh quickstart|interrupt|paper|gpu-study|locality ORBITLAW PYTHON
 #
 #   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run
 #   interrupt   quickstart --smoke killed after the first checkpoint of training, then rerun: completed
 #               stages are not redone, training resumes, and the report is complete
 #   paper       paper --smoke (every step of the published-scale experiment, tiny)
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
+#   locality    locality --smoke: seven attention kinds, probed for the acceleration
 #
 # Any failure, including a stage whose command line does not match the driver's, fails the test.
 set -euo pipefail
@@ -86,6 +87,19 @@ PY
   paper)
     experiment paper
     check_report "$start" --require training_curves.png
+    ;;
+  locality)
+    experiment locality
+    check_report "$start" --require training_curves.png
+    # Every model probed for the acceleration, and compared against Newton's law for it.
+    "$python" - "$run/compare/compare.json" <<'PY' || fail "locality compare"
+import json, sys
+data = json.load(open(sys.argv[1]))
+assert data["newton"]["target"] == "acceleration", data["newton"]
+assert data["newton"]["exponents"] == [0, 1, -2], data["newton"]
+models = {row["model"] for row in data["rows"]}
+assert len(models) == 7, models
+PY
     ;;
   gpu-study)
     export OUT="$tmp/out"
