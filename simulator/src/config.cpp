@@ -80,6 +80,21 @@ SimulationConfig read_simulation_config(ConfigReader& reader) {
   c.eject_distance = reader.get<double>("eject_distance", c.eject_distance);
   c.max_energy_error = reader.get<double>("max_energy_error", c.max_energy_error);
   c.max_attempts = reader.get<int>("max_attempts", c.max_attempts);
+  {
+    // A section of its own, "force_law": {"exponent": k}, so the law reads as one setting in a config file.
+    // Read as JSON so that a string or null gets the same one-line message naming the key as a bad number.
+    ConfigReader law = reader.section("force_law");
+    const Json exponent = law.get<Json>("exponent", Json(c.force_exponent));
+    law.finish();
+    if (!exponent.is_number()) {
+      throw Error("config: force_law.exponent must be a finite number with 1 < k < 3 (2 = Newton), got " +
+                  exponent.dump());
+    }
+    c.force_exponent = exponent.get<double>();
+    require_force_exponent(c.force_exponent, "config: force_law.exponent");
+    // Recorded as a double whether written 2 or 2.0, so equal laws give equal config attributes.
+    reader.set_resolved("force_law", Json{{"exponent", c.force_exponent}});
+  }
   if (preset == "custom") {
     c.star_mass = reader.get<double>("star_mass", c.star_mass);
     const Json planets = reader.get<Json>("planets", Json::array());
@@ -107,6 +122,12 @@ SimulationConfig read_simulation_config(ConfigReader& reader) {
     throw Error("config: symplectic_step must be positive (or 0 = automatic), got " + number(in.step));
   if (in.steps_per_orbit < 1) throw Error("config: steps_per_orbit must be at least 1");
   if (in.max_evaluations < 1) throw Error("config: max_evaluations must be at least 1");
+  if (in.kind == IntegratorKind::kKepler && c.force_exponent != kNewtonExponent) {
+    throw Error(
+        "config: integrator 'kepler' follows analytic Newtonian orbits and needs force_law.exponent = 2, "
+        "got " +
+        number(c.force_exponent) + " (use rkf78, bulirsch-stoer or symplectic)");
+  }
   if (in.min_star_distance < 0 || in.hill_factor < 0)
     throw Error("config: hill_factor and min_star_distance must be >= 0");
   if (c.planets_min < 1 || c.planets_min > c.planets_max) {
@@ -141,7 +162,7 @@ SimulationConfig read_simulation_config(ConfigReader& reader) {
     if (c.dim == 2) {
       for (auto& el : planar) el.i = el.Omega = 0;
     }
-    make_system(c.star_mass, c.planet_masses, planar, c.dim);
+    make_system(c.star_mass, c.planet_masses, planar, c.dim, c.force_exponent);
   }
   return c;
 }

@@ -5,6 +5,7 @@
 #include "hdf5_io.hpp"
 #include "orbitlaw/dataset.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/nbody.hpp"
 
 namespace orbitlaw::simulator {
 
@@ -38,6 +39,7 @@ struct DatasetReader::Impl {
   Json attributes;
   std::int64_t systems = 0;
   int dim = 2;
+  double force_law_exponent = kNewtonExponent;
   h5::Handle n_bodies, n_steps, cadence, row_offset, body_offset, energy_error, angular_momentum_error;
   h5::Handle mass, elements, time, position, velocity, acceleration, star_acceleration;
 
@@ -74,6 +76,12 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(new Impl) {
     check_shards(path, m.attributes);
     m.dim = static_cast<int>(h5::read_int_attribute(root, "dim"));
     if (m.dim != 2 && m.dim != 3) throw Error("'" + path + "' has dim " + std::to_string(m.dim));
+    if (m.attributes.contains("force_law_exponent")) {
+      const Json& k = m.attributes["force_law_exponent"];
+      if (!k.is_number()) throw Error("'" + path + "': attribute force_law_exponent is not a number");
+      m.force_law_exponent = k.get<double>();
+      require_force_exponent(m.force_law_exponent, "'" + path + "': attribute force_law_exponent");
+    }
     m.n_bodies = m.open("/system/n_bodies");
     m.n_steps = m.open("/system/n_steps");
     m.cadence = m.open("/system/cadence");
@@ -107,6 +115,7 @@ DatasetReader::~DatasetReader() {
 std::int64_t DatasetReader::num_systems() const { return impl_->systems; }
 int DatasetReader::dim() const { return impl_->dim; }
 const Json& DatasetReader::attributes() const { return impl_->attributes; }
+double DatasetReader::force_law_exponent() const { return impl_->force_law_exponent; }
 
 System DatasetReader::read_system(std::int64_t index) const {
   h5::Lock lock(h5::library_mutex());

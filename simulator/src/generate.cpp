@@ -102,6 +102,7 @@ Json root_attributes(const SimulationConfig& config, const WriteOptions& options
   a["schema_version"] = static_cast<std::int64_t>(kDatasetSchemaVersion);
   a["units"] = "length AU, time yr, mass Msun";
   a["G"] = kGravitationalConstant;
+  a["force_law_exponent"] = config.force_exponent;  // F = G m1 m2 / r^k; readers take 2 when it is missing
   a["dim"] = static_cast<std::int64_t>(config.dim);
   a["config"] = resolved_config.dump();
   a["preset"] = config.preset;
@@ -151,7 +152,8 @@ DatasetSummary write_dataset(const SimulationConfig& config, const std::string& 
                     {"systems", config.systems},
                     {"seed", config.seed},
                     {"dim", config.dim},
-                    {"integrator", integrator_name(config.integrator.kind)}};
+                    {"integrator", integrator_name(config.integrator.kind)},
+                    {"force_law", {{"exponent", config.force_exponent}}}};
   }
 
   AtomicOutput output(path);

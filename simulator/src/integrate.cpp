@@ -4,6 +4,7 @@
 #include <boost/numeric/odeint.hpp>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/nbody.hpp"
@@ -20,12 +21,18 @@ struct IntegrationAborted {
   Abort reason;
 };
 
-// Pairwise accelerations that also watch for close encounters and count evaluations. The squared
-// encounter distance of every pair is precomputed so the guard costs one comparison per pair.
+// Pairwise accelerations under the system's force law (the same arithmetic as accelerations() in
+// physics.cpp) that also watch for close encounters and count evaluations. The squared encounter distance
+// of every pair is precomputed so the guard costs one comparison per pair.
 class GuardedGravity {
  public:
   GuardedGravity(const InitialConditions& ic, const IntegratorSettings& settings)
-      : mass_(ic.mass), dim_(ic.dim), n_(ic.n_bodies()), max_evaluations_(settings.max_evaluations) {
+      : mass_(ic.mass),
+        dim_(ic.dim),
+        n_(ic.n_bodies()),
+        max_evaluations_(settings.max_evaluations),
+        newton_(ic.force_exponent == kNewtonExponent),
+        half_k_plus_1_(0.5 * (ic.force_exponent + 1.0)) {
     limit2_.assign(static_cast<std::size_t>(n_) * n_, 0.0);
     const int s = n_ - 1;
     const double star_mass = mass_[s];
@@ -33,8 +40,12 @@ class GuardedGravity {
       limit2_[i * n_ + s] = settings.min_star_distance * settings.min_star_distance;
       if (settings.hill_factor <= 0 || ic.elements.size() != static_cast<std::size_t>(s)) continue;
       for (int j = i + 1; j < s; ++j) {
-        const double hill = std::cbrt((mass_[i] + mass_[j]) / (3.0 * star_mass)) * 0.5 *
-                            (ic.elements[i].a + ic.elements[j].a) * settings.hill_factor;
+        // Hill radius under the k law: the planet's pull G m / h^k balances the tidal term (k + 1) G M h /
+        // a^(k+1) of the rotating frame, so h = a (m / ((k + 1) M))^(1/(k+1)); Newton's cube root for k = 2.
+        const double mass_ratio = (mass_[i] + mass_[j]) / ((ic.force_exponent + 1.0) * star_mass);
+        const double root = newton_ ? std::cbrt((mass_[i] + mass_[j]) / (3.0 * star_mass))
+                                    : std::pow(mass_ratio, 1.0 / (ic.force_exponent + 1.0));
+        const double hill = root * 0.5 * (ic.elements[i].a + ic.elements[j].a) * settings.hill_factor;
         limit2_[i * n_ + j] = hill * hill;
       }
     }
@@ -42,16 +53,23 @@ class GuardedGravity {
 
   void operator()(const double* x, double* a) {
     if (++evaluations_ > max_evaluations_) throw IntegrationAborted{Abort::kStepBudget};
-    if (dim_ == 2) {
-      compute<2>(x, a);
+    if (newton_) {
+      if (dim_ == 2) {
+        compute<2, true>(x, a);
+      } else {
+        compute<3, true>(x, a);
+      }
+    } else if (dim_ == 2) {
+      compute<2, false>(x, a);
     } else {
-      compute<3>(x, a);
+      compute<3, false>(x, a);
     }
   }
   std::int64_t evaluations() const { return evaluations_; }
 
  private:
-  template <int D>
+  // kNewton keeps the inverse-square arithmetic bit-identical and free of pow().
+  template <int D, bool kNewton>
   void compute(const double* x, double* a) const {
     for (int k = 0; k < n_ * D; ++k) a[k] = 0.0;
     for (int i = 0; i < n_; ++i) {
@@ -65,7 +83,8 @@ class GuardedGravity {
         if (r2 < limit2_[i * n_ + j]) {
           throw IntegrationAborted{j == n_ - 1 ? Abort::kStarEncounter : Abort::kCloseEncounter};
         }
-        const double inv_r3 = kGravitationalConstant / (r2 * std::sqrt(r2));
+        const double inv_r3 = kNewton ? kGravitationalConstant / (r2 * std::sqrt(r2))
+                                      : kGravitationalConstant / std::pow(r2, half_k_plus_1_);
         const double si = mass_[j] * inv_r3, sj = mass_[i] * inv_r3;
         for (int c = 0; c < D; ++c) {
           a[i * D + c] += si * d[c];
@@ -79,6 +98,8 @@ class GuardedGravity {
   int dim_;
   int n_;
   std::int64_t max_evaluations_;
+  bool newton_;
+  double half_k_plus_1_;  // (k + 1) / 2: r^(k+1) = (r^2)^((k+1)/2)
   std::int64_t evaluations_ = 0;
   std::vector<double> limit2_;
 };
@@ -94,7 +115,7 @@ class Recorder {
     for (auto* v : {&out_.position, &out_.velocity, &out_.acceleration, &out_.star_acceleration}) {
       v->reserve(n_times * nd);
     }
-    energy0_ = total_energy(ic.mass, ic.dim, ic.position.data(), ic.velocity.data());
+    energy0_ = total_energy(ic.mass, ic.dim, ic.position.data(), ic.velocity.data(), ic.force_exponent);
     angular0_ = angular_momentum(ic.mass, ic.dim, ic.position.data(), ic.velocity.data());
   }
 
@@ -106,9 +127,9 @@ class Recorder {
     const std::size_t offset = out_.acceleration.size();
     out_.acceleration.resize(offset + nd);
     out_.star_acceleration.resize(offset + nd);
-    accelerations(ic_.mass, ic_.dim, q, &out_.acceleration[offset]);
-    star_accelerations(ic_.mass, ic_.dim, q, &out_.star_acceleration[offset]);
-    const double energy = total_energy(ic_.mass, ic_.dim, q, v);
+    accelerations(ic_.mass, ic_.dim, q, &out_.acceleration[offset], ic_.force_exponent);
+    star_accelerations(ic_.mass, ic_.dim, q, &out_.star_acceleration[offset], ic_.force_exponent);
+    const double energy = total_energy(ic_.mass, ic_.dim, q, v, ic_.force_exponent);
     out_.energy_error = std::max(out_.energy_error, std::abs(energy - energy0_) / std::abs(energy0_));
     const auto L = angular_momentum(ic_.mass, ic_.dim, q, v);
     double diff2 = 0.0, norm2 = 0.0;
@@ -167,15 +188,26 @@ void integrate_adaptive(const InitialConditions& ic, const std::vector<double>& 
   }
 }
 
-// The shortest time scale of the system: each planet's period shortened by its pericentre passage.
+// The shortest time scale of the system: each planet's period shortened by its pericentre passage. Under a
+// k law the circular period at radius a is 2 pi sqrt(a^(k+1) / mu) (from v^2 = mu / a^(k-1)) and the
+// dynamical time at pericentre scales as r^((k+1)/2), hence the factor (1 - e)^((k+1)/2); k = 2 keeps the
+// original arithmetic.
 double shortest_time_scale(const InitialConditions& ic) {
   double shortest = std::numeric_limits<double>::infinity();
   const double star_mass = ic.mass.back();
+  const double k = ic.force_exponent;
   for (std::size_t p = 0; p < ic.elements.size(); ++p) {
     const auto& el = ic.elements[p];
-    const double period = 2.0 * std::numbers::pi *
-                          std::sqrt(el.a * el.a * el.a / (kGravitationalConstant * (star_mass + ic.mass[p])));
-    shortest = std::min(shortest, period * std::pow(1.0 - el.e, 1.5));
+    const double mu = kGravitationalConstant * (star_mass + ic.mass[p]);
+    if (k == kNewtonExponent) {
+      const double period =
+          2.0 * std::numbers::pi *
+          std::sqrt(el.a * el.a * el.a / (kGravitationalConstant * (star_mass + ic.mass[p])));
+      shortest = std::min(shortest, period * std::pow(1.0 - el.e, 1.5));
+    } else {
+      const double period = 2.0 * std::numbers::pi * std::sqrt(std::pow(el.a, k + 1.0) / mu);
+      shortest = std::min(shortest, period * std::pow(1.0 - el.e, 0.5 * (k + 1.0)));
+    }
   }
   return shortest;
 }
@@ -240,6 +272,13 @@ Trajectory integrate(const InitialConditions& initial, const std::vector<double>
                      const IntegratorSettings& settings) {
   if (times.empty()) throw Error("no observation times");
   if (times.front() < 0) throw Error("observation times must not be negative");
+  require_force_exponent(initial.force_exponent, "force exponent");
+  if (settings.kind == IntegratorKind::kKepler && initial.force_exponent != kNewtonExponent) {
+    std::ostringstream message;
+    message << "integrator 'kepler' follows analytic Newtonian orbits and needs force_law.exponent = 2, got "
+            << initial.force_exponent << " (use rkf78, bulirsch-stoer or symplectic)";
+    throw Error(message.str());
+  }
   for (std::size_t k = 1; k < times.size(); ++k) {
     if (!(times[k] > times[k - 1])) throw Error("observation times must increase");
   }

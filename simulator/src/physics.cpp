@@ -1,6 +1,8 @@
-// Newtonian gravity among all bodies: accelerations, energy, angular momentum, and building a barycentric
-// system from orbital elements.
+// Gravity among all bodies under the power-law force F = G m1 m2 / r^k (Newton for k = 2; docs/design.md
+// section 2): accelerations, energy, angular momentum, and building a barycentric system from orbital
+// elements.
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "orbitlaw/error.hpp"
@@ -10,8 +12,10 @@ namespace orbitlaw::simulator {
 
 namespace {
 
-template <int D>
-void accelerations_fixed(const std::vector<double>& mass, const double* x, double* a) {
+// kNewton selects the original inverse-square arithmetic at compile time, so k = 2 output stays bit-identical
+// and pays for no pow(); other laws need G / r^(k+1) = G / (r^2)^((k+1)/2).
+template <int D, bool kNewton>
+void accelerations_fixed(const std::vector<double>& mass, const double* x, double* a, double half_k_plus_1) {
   const int n = static_cast<int>(mass.size());
   for (int k = 0; k < n * D; ++k) a[k] = 0.0;
   for (int i = 0; i < n; ++i) {
@@ -22,7 +26,8 @@ void accelerations_fixed(const std::vector<double>& mass, const double* x, doubl
         d[c] = x[j * D + c] - x[i * D + c];
         r2 += d[c] * d[c];
       }
-      const double inv_r3 = kGravitationalConstant / (r2 * std::sqrt(r2));
+      const double inv_r3 = kNewton ? kGravitationalConstant / (r2 * std::sqrt(r2))
+                                    : kGravitationalConstant / std::pow(r2, half_k_plus_1);
       const double si = mass[j] * inv_r3, sj = mass[i] * inv_r3;
       for (int c = 0; c < D; ++c) {
         a[i * D + c] += si * d[c];
@@ -34,28 +39,51 @@ void accelerations_fixed(const std::vector<double>& mass, const double* x, doubl
 
 }  // namespace
 
-void accelerations(const std::vector<double>& mass, int dim, const double* position, double* acceleration) {
-  if (dim == 2) {
-    accelerations_fixed<2>(mass, position, acceleration);
+void require_force_exponent(double k, const std::string& name) {
+  if (valid_force_exponent(k)) return;
+  std::ostringstream out;
+  out << name << " must be a finite number with 1 < k < 3 (2 = Newton; k <= 1 has no potential vanishing at "
+      << "infinity, k >= 3 no stable circular orbit), got " << k;
+  throw Error(out.str());
+}
+
+void accelerations(const std::vector<double>& mass, int dim, const double* position, double* acceleration,
+                   double force_exponent) {
+  const double half_k_plus_1 = 0.5 * (force_exponent + 1.0);
+  if (force_exponent == kNewtonExponent) {
+    if (dim == 2) {
+      accelerations_fixed<2, true>(mass, position, acceleration, half_k_plus_1);
+    } else {
+      accelerations_fixed<3, true>(mass, position, acceleration, half_k_plus_1);
+    }
+  } else if (dim == 2) {
+    accelerations_fixed<2, false>(mass, position, acceleration, half_k_plus_1);
   } else {
-    accelerations_fixed<3>(mass, position, acceleration);
+    accelerations_fixed<3, false>(mass, position, acceleration, half_k_plus_1);
   }
 }
 
-void star_accelerations(const std::vector<double>& mass, int dim, const double* x, double* a) {
+void star_accelerations(const std::vector<double>& mass, int dim, const double* x, double* a,
+                        double force_exponent) {
   const int n = static_cast<int>(mass.size());
   const int s = n - 1;
+  const bool newton = force_exponent == kNewtonExponent;
+  const double half_k_plus_1 = 0.5 * (force_exponent + 1.0);
   for (int k = 0; k < n * dim; ++k) a[k] = 0.0;
   for (int i = 0; i < s; ++i) {
     double r2 = 0.0;
     for (int c = 0; c < dim; ++c) r2 += (x[s * dim + c] - x[i * dim + c]) * (x[s * dim + c] - x[i * dim + c]);
-    const double scale = kGravitationalConstant * mass[s] / (r2 * std::sqrt(r2));
+    const double r_k_plus_1 = newton ? r2 * std::sqrt(r2) : std::pow(r2, half_k_plus_1);
+    const double scale = kGravitationalConstant * mass[s] / r_k_plus_1;
     for (int c = 0; c < dim; ++c) a[i * dim + c] = scale * (x[s * dim + c] - x[i * dim + c]);
   }
 }
 
-double total_energy(const std::vector<double>& mass, int dim, const double* x, const double* v) {
+double total_energy(const std::vector<double>& mass, int dim, const double* x, const double* v,
+                    double force_exponent) {
   const int n = static_cast<int>(mass.size());
+  const bool newton = force_exponent == kNewtonExponent;
+  const double k_minus_1 = force_exponent - 1.0;
   double kinetic = 0.0, potential = 0.0;
   for (int i = 0; i < n; ++i) {
     double v2 = 0.0;
@@ -65,7 +93,13 @@ double total_energy(const std::vector<double>& mass, int dim, const double* x, c
       double r2 = 0.0;
       for (int c = 0; c < dim; ++c)
         r2 += (x[j * dim + c] - x[i * dim + c]) * (x[j * dim + c] - x[i * dim + c]);
-      potential -= kGravitationalConstant * mass[i] * mass[j] / std::sqrt(r2);
+      if (newton) {
+        potential -= kGravitationalConstant * mass[i] * mass[j] / std::sqrt(r2);
+      } else {
+        // U = -G m_i m_j / ((k - 1) r^(k-1)): zero at infinity for k > 1, the work done against F = G m m /
+        // r^k.
+        potential -= kGravitationalConstant * mass[i] * mass[j] / (k_minus_1 * std::pow(r2, 0.5 * k_minus_1));
+      }
     }
   }
   return kinetic + potential;
@@ -89,8 +123,9 @@ std::vector<double> angular_momentum(const std::vector<double>& mass, int dim, c
 }
 
 InitialConditions make_system(double star_mass, const std::vector<double>& planet_masses,
-                              const std::vector<OrbitalElements>& planets, int dim) {
+                              const std::vector<OrbitalElements>& planets, int dim, double force_exponent) {
   if (dim != 2 && dim != 3) throw Error("dim must be 2 or 3, got " + std::to_string(dim));
+  require_force_exponent(force_exponent, "force exponent");
   if (!(star_mass > 0) || !std::isfinite(star_mass)) {
     throw Error("star mass must be positive and finite, got " + std::to_string(star_mass));
   }
@@ -102,6 +137,7 @@ InitialConditions make_system(double star_mass, const std::vector<double>& plane
   ic.mass.assign(planet_masses.begin(), planet_masses.end());
   ic.mass.push_back(star_mass);
   ic.elements = planets;
+  ic.force_exponent = force_exponent;
   ic.position.assign(n * dim, 0.0);
   ic.velocity.assign(n * dim, 0.0);
   double total_mass = star_mass;
@@ -123,6 +159,13 @@ InitialConditions make_system(double star_mass, const std::vector<double>& plane
     total_mass += planet_masses[p];
     const double mu = kGravitationalConstant * (star_mass + planet_masses[p]);
     kepler_state(el, mu, 0.0, dim, &ic.position[p * dim], &ic.velocity[p * dim]);
+    if (force_exponent != kNewtonExponent) {
+      // Circular speed at radius a: v^2 = mu / a^(k-1) under the k law against mu / a under Newton's, so the
+      // Kepler velocity is scaled by their ratio a^(1 - k/2) (see make_system in nbody.hpp). Scaling the
+      // whole heliocentric vector before the barycentric shift keeps the total momentum zero.
+      const double scale = std::pow(el.a, 1.0 - 0.5 * force_exponent);
+      for (int c = 0; c < dim; ++c) ic.velocity[p * dim + c] *= scale;
+    }
   }
   // Heliocentric -> barycentric: the star sits at -sum(m_i r_i) / M_total, and every planet moves with it.
   const int s = n - 1;

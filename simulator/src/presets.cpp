@@ -106,8 +106,8 @@ SampledSystem sample_system(const SimulationConfig& config, std::int64_t index, 
   out.cadence = config.cadences[static_cast<std::size_t>(
       rng.uniform_int(0, static_cast<int>(config.cadences.size()) - 1))];
   if (is_fixed_system(config.preset)) {
-    out.initial =
-        make_system(config.star_mass, config.planet_masses, oriented(config.planets, config.dim), config.dim);
+    out.initial = make_system(config.star_mass, config.planet_masses, oriented(config.planets, config.dim),
+                              config.dim, config.force_exponent);
     return out;
   }
   const int n_planets = rng.uniform_int(config.planets_min, config.planets_max);
@@ -135,7 +135,7 @@ SampledSystem sample_system(const SimulationConfig& config, std::int64_t index, 
       el.Omega = rng.uniform(0.0, 2.0 * std::numbers::pi);
     }
   }
-  out.initial = make_system(star_mass, masses, planets, config.dim);
+  out.initial = make_system(star_mass, masses, planets, config.dim, config.force_exponent);
   return out;
 }
 

@@ -1,5 +1,6 @@
 // One system from draw to accepted trajectory: integrate, apply the rejection rule, redraw if needed.
 #include <cmath>
+#include <sstream>
 
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/simulator.hpp"
@@ -35,7 +36,13 @@ bool rejected(const SimulationConfig& config, const InitialConditions& ic, const
         v2 += (v[p * dim + c] - v[s * dim + c]) * (v[p * dim + c] - v[s * dim + c]);
       }
       const double r = std::sqrt(r2);
-      const double specific_energy = 0.5 * v2 - kGravitationalConstant * (ic.mass[s] + ic.mass[p]) / r;
+      // Two-body energy relative to the star under the system's law; for 1 < k < 3 the potential vanishes at
+      // infinity and dominates the centrifugal term there, so E >= 0 means unbound as under Newton.
+      const double mu = kGravitationalConstant * (ic.mass[s] + ic.mass[p]);
+      const double law = ic.force_exponent;
+      const double specific_energy = law == kNewtonExponent
+                                         ? 0.5 * v2 - kGravitationalConstant * (ic.mass[s] + ic.mass[p]) / r
+                                         : 0.5 * v2 - mu / ((law - 1.0) * std::pow(r, law - 1.0));
       if (r > config.eject_distance || specific_energy >= 0) {
         why = Rejection::kEjection;
         return true;
@@ -100,6 +107,13 @@ System to_system(const InitialConditions& ic, double cadence, const Trajectory& 
 
 System simulate_initial(const SimulationConfig& config, const InitialConditions& initial, double cadence,
                         int n_steps, Trajectory* trajectory) {
+  // The dataset's attributes come from the config, so a system built for another law would be mislabelled.
+  if (initial.force_exponent != config.force_exponent) {
+    std::ostringstream message;
+    message << "initial conditions were built for force exponent " << initial.force_exponent
+            << " but the config has force_law.exponent = " << config.force_exponent;
+    throw Error(message.str());
+  }
   std::vector<double> times(n_steps);
   for (int k = 0; k < n_steps; ++k) times[k] = k * cadence;
   Trajectory tr = integrate(initial, times, config.integrator);

@@ -48,6 +48,9 @@ class DatasetReader {
   std::int64_t num_systems() const;
   int dim() const;
   const Json& attributes() const;  // root attributes (config, seed, integrator, G, ...) as JSON
+  // The exponent k of the force law F = G m1 m2 / r^k that generated the data (attribute
+  // force_law_exponent); 2 (Newton) for files written before the attribute existed.
+  double force_law_exponent() const;
   System read_system(std::int64_t index) const;
 
   // Additions beyond the original contract, for whole-file statistics (orbitlaw inspect) and bulk readers.

@@ -29,6 +29,8 @@ struct SimulationConfig {
   int sequence_rows = 1000;  // 1 cadence row + n_steps * n_bodies body rows; n_steps = (rows - 1) / n_bodies
   std::vector<double> cadences = {7.0 / 365.25, 0.5};  // years; one drawn uniformly per system
   IntegratorSettings integrator;
+  // Config key force_law.exponent: every pair attracts with F = G m1 m2 / r^k (nbody.hpp; 2 = Newton).
+  double force_exponent = kNewtonExponent;
   // Sampling (preset defaults; every value can be overridden).
   int planets_min = 1, planets_max = 10;
   double a_min = 0.3, a_max = 42.0;                       // AU, uniform

@@ -1,0 +1,355 @@
+// Counterfactual gravity F = G m1 m2 / r^k (docs/design.md section 2): conservation and circular orbits under
+// the k law, stored accelerations against an independent computation, Newton (k = 2) unchanged, kepler mode
+// and bad exponents refused, and the dataset attribute round trip.
+#include <gtest/gtest.h>
+#include <hdf5.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <string>
+
+#include "orbitlaw/error.hpp"
+#include "orbitlaw/simulator.hpp"
+
+using namespace orbitlaw::simulator;
+using orbitlaw::Json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kPi = std::numbers::pi;
+constexpr double kG = 4.0 * kPi * kPi;  // AU^3 / (Msun yr^2), written out rather than taken from the library
+
+fs::path scratch(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("orbitlaw_test_force_law_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+IntegratorSettings settings_for(IntegratorKind kind) {
+  IntegratorSettings s;
+  s.kind = kind;
+  return s;
+}
+
+// Kinetic energy plus the pair potential -G m_i m_j / ((k - 1) r^(k-1)), from r = hypot rather than the
+// library's (r^2)^((k-1)/2).
+double energy_k(const std::vector<double>& mass, int dim, const double* x, const double* v, double k) {
+  double energy = 0;
+  const int n = static_cast<int>(mass.size());
+  for (int i = 0; i < n; ++i) {
+    double v2 = 0;
+    for (int c = 0; c < dim; ++c) v2 += v[i * dim + c] * v[i * dim + c];
+    energy += 0.5 * mass[i] * v2;
+    for (int j = i + 1; j < n; ++j) {
+      const double r = dim == 2 ? std::hypot(x[j * dim] - x[i * dim], x[j * dim + 1] - x[i * dim + 1])
+                                : std::hypot(x[j * dim] - x[i * dim], x[j * dim + 1] - x[i * dim + 1],
+                                             x[j * dim + 2] - x[i * dim + 2]);
+      energy -= kG * mass[i] * mass[j] / ((k - 1.0) * std::pow(r, k - 1.0));
+    }
+  }
+  return energy;
+}
+
+// Period of a circular orbit of radius r under the k law: v^2 = mu / r^(k-1), so P = 2 pi sqrt(r^(k+1) / mu).
+double circular_period(double r, double mu, double k) {
+  return 2.0 * kPi * std::sqrt(std::pow(r, k + 1.0) / mu);
+}
+
+SimulationConfig config_with_exponent(double k) {
+  Json json = {{"systems", 4}, {"seed", 7}, {"planets_max", 4}, {"sequence_rows", 121}};
+  json["force_law"] = {{"exponent", k}};
+  return simulation_config_from_json(json);
+}
+
+WriteOptions fixed_options() {
+  WriteOptions options;
+  options.provenance = Json{{"fixed", "for comparison"}};
+  return options;
+}
+
+std::string config_error(const Json& json) {
+  try {
+    simulation_config_from_json(json);
+  } catch (const orbitlaw::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+class ForceLaw : public ::testing::TestWithParam<double> {};
+INSTANTIATE_TEST_SUITE_P(Exponents, ForceLaw, ::testing::Values(1.5, 2.5));
+
+// (a) Two planets with planet-planet forces, eccentric orbits, one orbit of the outer planet: every
+// non-Kepler integrator conserves the k-law energy. Adaptive ones at their default tolerance within 1e-11;
+// the fourth-order symplectic scheme at 400 steps per pericentre time scale within 1e-9.
+TEST_P(ForceLaw, EnergyWithTheKPotentialIsConserved) {
+  const double k = GetParam();
+  OrbitalElements inner, outer;
+  inner.a = 1.0, inner.e = 0.3, inner.omega = 0.4, inner.M0 = 1.0;
+  outer.a = 2.5, outer.e = 0.1, outer.omega = 2.0, outer.M0 = 4.0;
+  const auto ic = make_system(1.0, {1e-3, 1e-4}, {inner, outer}, 2, k);
+  const double P = circular_period(2.5, kG * (1.0 + 1e-4), k);
+  std::vector<double> times;
+  for (int m = 0; m <= 50; ++m) times.push_back(m * P / 50);
+  const double e0 = energy_k(ic.mass, 2, ic.position.data(), ic.velocity.data(), k);
+  for (auto [kind, tolerance] : {std::pair{IntegratorKind::kRungeKuttaFehlberg78, 1e-11},
+                                 {IntegratorKind::kBulirschStoer, 1e-11},
+                                 {IntegratorKind::kSymplectic, 1e-8}}) {
+    const auto tr = integrate(ic, times, settings_for(kind));
+    ASSERT_EQ(tr.abort, Abort::kNone) << integrator_name(kind);
+    ASSERT_EQ(tr.n_steps(), 51);
+    double worst = 0;
+    for (int m = 0; m < tr.n_steps(); ++m) {
+      const double e = energy_k(ic.mass, 2, &tr.position[m * 6], &tr.velocity[m * 6], k);
+      worst = std::max(worst, std::abs(e - e0) / std::abs(e0));
+    }
+    std::printf("[ info ] k = %.1f %s: energy error %.2e over one outer orbit\n", k,
+                integrator_name(kind).c_str(), worst);
+    EXPECT_LT(worst, tolerance) << integrator_name(kind);
+    EXPECT_LT(tr.energy_error, tolerance) << integrator_name(kind);  // the library's own bookkeeping agrees
+    EXPECT_LT(tr.angular_momentum_error, 1e-10) << integrator_name(kind);
+  }
+}
+
+// (b) An e = 0 draw is a circular orbit of the k law: the separation stays at a, and the relative position
+// turns at the analytic rate, x(t) = R(2 pi t / P) x(0) with P = 2 pi sqrt(a^(k+1) / (G (M + m))).
+TEST_P(ForceLaw, CircularOrbitKeepsItsRadiusAndAnalyticPeriod) {
+  const double k = GetParam();
+  OrbitalElements el;
+  el.a = 1.7;
+  el.omega = 0.3;
+  const double star = 1.0, planet = 1e-3;
+  const auto ic = make_system(star, {planet}, {el}, 2, k);
+  const double P = circular_period(el.a, kG * (star + planet), k);
+  // The law matters: the Newtonian period at this radius differs by more than 10%.
+  ASSERT_GT(std::abs(P - circular_period(el.a, kG * (star + planet), 2.0)), 0.1 * P);
+  std::vector<double> times;
+  for (int m = 0; m <= 64; ++m) times.push_back(m * P / 32);  // two periods
+  for (auto kind : {IntegratorKind::kRungeKuttaFehlberg78, IntegratorKind::kBulirschStoer}) {
+    const auto tr = integrate(ic, times, settings_for(kind));
+    ASSERT_EQ(tr.abort, Abort::kNone);
+    const double x0 = tr.position[0] - tr.position[2], y0 = tr.position[1] - tr.position[3];
+    double radius_error = 0, phase_error = 0;
+    for (int m = 0; m < tr.n_steps(); ++m) {
+      const double x = tr.position[m * 4] - tr.position[m * 4 + 2];
+      const double y = tr.position[m * 4 + 1] - tr.position[m * 4 + 3];
+      radius_error = std::max(radius_error, std::abs(std::hypot(x, y) - el.a) / el.a);
+      const double angle = 2.0 * kPi * tr.time[m] / P;
+      const double ex = std::cos(angle) * x0 - std::sin(angle) * y0;
+      const double ey = std::sin(angle) * x0 + std::cos(angle) * y0;
+      phase_error = std::max(phase_error, std::hypot(x - ex, y - ey));
+    }
+    EXPECT_LT(radius_error, 1e-11) << integrator_name(kind);
+    EXPECT_LT(phase_error, 1e-9) << integrator_name(kind);  // AU, after two periods
+  }
+}
+
+// (c) The stored /row/acceleration and /row/star_acceleration of a generated dataset are the k-law ones,
+// G m_j d / r^(k+1) summed in the test from the stored positions; the stored trajectories conserve the
+// k-law energy (so they were integrated under it); the reader reports the law.
+TEST_P(ForceLaw, StoredAccelerationsAreTheKLawOnes) {
+  const double k = GetParam();
+  const auto path = scratch("k_" + std::to_string(k) + ".h5");
+  write_dataset(config_with_exponent(k), path.string(), fixed_options());
+  DatasetReader reader(path.string());
+  EXPECT_EQ(reader.force_law_exponent(), k);
+  double worst = 0, newton_difference = 0;
+  for (std::int64_t index = 0; index < reader.num_systems(); ++index) {
+    const System s = reader.read_system(index);
+    const int n = s.n_bodies, star = n - 1;
+    double e0 = 0;
+    for (int step = 0; step < s.n_steps; ++step) {
+      std::vector<double> x, v;
+      for (int b = 0; b < n; ++b) {
+        for (int c = 0; c < 2; ++c) {
+          x.push_back(s.position(step * n + b, c));
+          v.push_back(s.velocity(step * n + b, c));
+        }
+      }
+      const double e = energy_k(s.mass, 2, x.data(), v.data(), k);
+      if (step == 0) e0 = e;
+      EXPECT_LT(std::abs(e - e0) / std::abs(e0), 1e-8) << "system " << index << " step " << step;
+      for (int i = 0; i < n; ++i) {
+        double want[2] = {0, 0}, want_star[2] = {0, 0}, newton[2] = {0, 0};
+        for (int j = 0; j < n; ++j) {
+          if (j == i) continue;
+          const double dx = x[j * 2] - x[i * 2], dy = x[j * 2 + 1] - x[i * 2 + 1];
+          const double r = std::hypot(dx, dy);
+          const double scale = kG * s.mass[j] / std::pow(r, k + 1.0);
+          want[0] += scale * dx, want[1] += scale * dy;
+          newton[0] += kG * s.mass[j] / (r * r * r) * dx, newton[1] += kG * s.mass[j] / (r * r * r) * dy;
+          if (j == star) want_star[0] = scale * dx, want_star[1] = scale * dy;
+        }
+        const double norm = std::hypot(want[0], want[1]);
+        const double star_norm = i == star ? 1.0 : std::hypot(want_star[0], want_star[1]);
+        const int row = step * n + i;
+        for (int c = 0; c < 2; ++c) {
+          worst = std::max(worst, std::abs(s.acceleration(row, c) - want[c]) / norm);
+          worst = std::max(worst, std::abs(s.star_acceleration(row, c) - want_star[c]) / star_norm);
+        }
+        newton_difference =
+            std::max(newton_difference, std::hypot(want[0] - newton[0], want[1] - newton[1]) / norm);
+      }
+    }
+  }
+  EXPECT_LT(worst, 1e-12);
+  EXPECT_GT(newton_difference, 0.1);  // the systems probe the law: k differs visibly from Newton here
+}
+
+// (d) Newton stays exactly as it was: no key, exponent 2 and 2.0 give the same arrays and the same config
+// attribute, and the stored star accelerations are bit for bit the original G M d / (r2 sqrt(r2)).
+TEST(ForceLawNewton, DefaultIsBitIdenticalToExplicitTwo) {
+  Json base = {{"systems", 3}, {"seed", 5}, {"planets_max", 3}, {"sequence_rows", 121}};
+  Json two = base, two_float = base;
+  two["force_law"] = {{"exponent", 2}};
+  two_float["force_law"] = {{"exponent", 2.0}};
+  std::vector<std::string> paths;
+  for (const Json* json : {&base, &two, &two_float}) {
+    Json resolved;
+    const auto config = simulation_config_from_json(*json, &resolved);
+    EXPECT_EQ(config.force_exponent, 2.0);
+    EXPECT_EQ(resolved["force_law"]["exponent"], 2.0);
+    EXPECT_TRUE(resolved["force_law"]["exponent"].is_number_float());  // 2 and 2.0 record the same way
+    auto options = fixed_options();
+    options.resolved_config = resolved;
+    paths.push_back(scratch("newton_" + std::to_string(paths.size()) + ".h5").string());
+    write_dataset(config, paths.back(), options);
+  }
+  DatasetReader reference(paths[0]);
+  EXPECT_EQ(reference.force_law_exponent(), 2.0);
+  for (std::size_t p = 1; p < paths.size(); ++p) {
+    DatasetReader other(paths[p]);
+    // As text: JSON values compare 2 == 2.0, the stored attribute bytes do not.
+    EXPECT_EQ(other.attributes()["config"].dump(), reference.attributes()["config"].dump());
+    ASSERT_EQ(other.num_systems(), reference.num_systems());
+    for (std::int64_t index = 0; index < reference.num_systems(); ++index) {
+      const System a = reference.read_system(index), b = other.read_system(index);
+      EXPECT_EQ(a.position, b.position);
+      EXPECT_EQ(a.velocity, b.velocity);
+      EXPECT_EQ(a.acceleration, b.acceleration);
+      EXPECT_EQ(a.star_acceleration, b.star_acceleration);
+      EXPECT_EQ(a.energy_error, b.energy_error);
+    }
+  }
+  // The k = 2 path must not go through pow(): pow(r2, 1.5) and r2 * sqrt(r2) differ in the last bit for
+  // some separations, and the datasets written before the force law existed used the latter.
+  for (std::int64_t index = 0; index < reference.num_systems(); ++index) {
+    const System s = reference.read_system(index);
+    const int n = s.n_bodies, star = n - 1;
+    for (int step = 0; step < s.n_steps; ++step) {
+      for (int i = 0; i < star; ++i) {
+        double r2 = 0.0;
+        for (int c = 0; c < 2; ++c) {
+          const double d = s.position(step * n + star, c) - s.position(step * n + i, c);
+          r2 += d * d;
+        }
+        const double scale = kG * s.mass[star] / (r2 * std::sqrt(r2));
+        for (int c = 0; c < 2; ++c) {
+          const double d = s.position(step * n + star, c) - s.position(step * n + i, c);
+          ASSERT_EQ(s.star_acceleration(step * n + i, c), scale * d)
+              << "system " << index << " step " << step;
+        }
+      }
+    }
+  }
+}
+
+// (e) Analytic Kepler orbits are Newton's: kepler mode refuses any other law, in the config and in
+// integrate().
+TEST(ForceLawKepler, KeplerIntegratorRefusesOtherExponents) {
+  const std::string message = config_error({{"integrator", "kepler"}, {"force_law", {{"exponent", 2.5}}}});
+  EXPECT_NE(message.find("kepler"), std::string::npos) << message;
+  EXPECT_NE(message.find("force_law.exponent = 2"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  OrbitalElements el;
+  const auto ic = make_system(1.0, {1e-3}, {el}, 2, 1.5);
+  try {
+    integrate(ic, {0.0, 0.1}, settings_for(IntegratorKind::kKepler));
+    ADD_FAILURE() << "kepler mode integrated a k = 1.5 system";
+  } catch (const orbitlaw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("force_law.exponent = 2"), std::string::npos) << e.what();
+  }
+  // Newton in kepler mode is still fine.
+  EXPECT_NO_THROW(simulation_config_from_json({{"integrator", "kepler"}, {"force_law", {{"exponent", 2}}}}));
+}
+
+// (f) Anything but a finite number in (1, 3) is refused with one line naming the key.
+TEST(ForceLawConfig, BadExponentsAreRefusedNamingTheKey) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const Json& bad : {Json(nan), Json(0.5), Json(10), Json(1.0), Json(3.0), Json(-2.0), Json("2.5"),
+                          Json(nullptr), Json(std::numeric_limits<double>::infinity())}) {
+    const std::string message = config_error({{"force_law", {{"exponent", bad}}}});
+    EXPECT_NE(message.find("force_law.exponent"), std::string::npos) << bad.dump() << ": " << message;
+    EXPECT_NE(message.find("1 < k < 3"), std::string::npos) << bad.dump() << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_NE(config_error({{"force_law", {{"exponant", 2.5}}}}).find("exponant"), std::string::npos);
+  EXPECT_NE(config_error({{"force_law", 2.5}}).find("force_law"), std::string::npos);
+  EXPECT_EQ(simulation_config_from_json({{"force_law", {{"exponent", 2.9}}}}).force_exponent, 2.9);
+  EXPECT_THROW(make_system(1.0, {1e-3}, {OrbitalElements{}}, 2, 3.5), orbitlaw::Error);
+}
+
+// The unbound check uses the k-law energy: under k = 2.5 a planet at pericentre 0.2 AU (a = 0.4, e = 0.5) has
+// v^2 = 11.9 mu, above Newton's escape speed (10 mu at 0.2 AU) but below the k law's (2 mu / (1.5 r^1.5) =
+// 14.9 mu), so it is bound and kept.
+TEST(ForceLawConfig, BoundUnderTheLawIsKeptThoughNewtonWouldCallItUnbound) {
+  Json json = {{"preset", "custom"},
+               {"star_mass", 1.0},
+               {"cadences", {0.01}},
+               {"sequence_rows", 101},
+               {"max_attempts", 1},
+               {"force_law", {{"exponent", 2.5}}},
+               {"planets", {{{"mass", 1e-5}, {"a", 0.4}, {"e", 0.5}, {"M0", 0.0}}}}};
+  const auto config = simulation_config_from_json(json);
+  const auto ic = sample_system(config, 0, 0).initial;
+  const double dx = ic.position[0] - ic.position[2], dy = ic.position[1] - ic.position[3];
+  const double vx = ic.velocity[0] - ic.velocity[2], vy = ic.velocity[1] - ic.velocity[3];
+  const double mu = kG * (1.0 + 1e-5), r = std::hypot(dx, dy), v2 = vx * vx + vy * vy;
+  ASSERT_GT(0.5 * v2 - mu / r, 0.0);                         // Newton: unbound
+  ASSERT_LT(0.5 * v2 - mu / (1.5 * std::pow(r, 1.5)), 0.0);  // k = 2.5: bound
+  const auto accepted = simulate_system(config, 0);          // throws if rejected
+  EXPECT_EQ(accepted.attempts, 1);
+}
+
+// (g) The attribute round-trips; a file without it (written before it existed) reads as Newton, and a
+// nonsensical value is refused when the file is opened.
+TEST(ForceLawDataset, ExponentAttributeRoundTripsAndDefaultsToNewton) {
+  const auto path = scratch("round_trip.h5");
+  write_dataset(config_with_exponent(1.5), path.string(), fixed_options());
+  {
+    DatasetReader reader(path.string());
+    EXPECT_EQ(reader.force_law_exponent(), 1.5);
+    EXPECT_EQ(reader.attributes()["force_law_exponent"], 1.5);
+    EXPECT_EQ(reader.attributes()["config"]["force_law"]["exponent"], 1.5);
+  }
+  auto rewrite = [&](const double* value) {
+    const hid_t file = H5Fopen(path.string().c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    ASSERT_GE(file, 0);
+    ASSERT_GE(H5Adelete(file, "force_law_exponent"), 0);
+    if (value) {
+      const hid_t space = H5Screate(H5S_SCALAR);
+      const hid_t attr =
+          H5Acreate2(file, "force_law_exponent", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+      ASSERT_GE(H5Awrite(attr, H5T_NATIVE_DOUBLE, value), 0);
+      H5Aclose(attr);
+      H5Sclose(space);
+    }
+    H5Fclose(file);
+  };
+  const double bogus = 7.0;
+  rewrite(&bogus);
+  try {
+    DatasetReader reader(path.string());
+    ADD_FAILURE() << "a force_law_exponent of 7 was accepted";
+  } catch (const orbitlaw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("force_law_exponent"), std::string::npos) << e.what();
+  }
+  rewrite(nullptr);
+  DatasetReader old(path.string());
+  EXPECT_FALSE(old.attributes().contains("force_law_exponent"));
+  EXPECT_EQ(old.force_law_exponent(), 2.0);
+}
