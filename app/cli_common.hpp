@@ -17,6 +17,12 @@ struct ConfigOptions {
 // Adds --config and --set to a subcommand; the returned object is filled when the command line is parsed.
 ConfigOptions& add_config_options(CLI::App* sub);
 
+// A check that an integer option's text is a whole number within [lo, hi] (CLI11 alone would saturate a
+// value beyond the type's range, e.g. 1e20 systems read as 2^63 - 1, without a word).
+CLI::Validator whole_number_in(long long lo, long long hi);
+// The same for unsigned options (seeds): a whole number in [0, 2^64 - 1].
+CLI::Validator unsigned_whole_number();
+
 // Versions of every library the tool links, for provenance records.
 Json library_versions();
 

@@ -7,6 +7,7 @@
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/model/eval.hpp"
+#include "orbitlaw/model/tokenizer.hpp"
 #include "orbitlaw/provenance.hpp"
 
 namespace orbitlaw::cli {
@@ -38,6 +39,19 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
                 one["median"]["model"].get<double>(), one["median"]["previous_position"].get<double>());
   }
   std::printf("; wrote %s\n", flags.out.c_str());
+  const Json& clamped = result["clamped_coordinates"];
+  const double fraction = clamped["fraction"].get<double>();
+  std::printf("clamped: %lld of %lld coordinates (%.2f%%) outside the tokenizer's range [%g, %g) AU\n",
+              static_cast<long long>(clamped["count"].get<std::int64_t>()),
+              static_cast<long long>(clamped["coordinates"].get<std::int64_t>()), 100 * fraction,
+              loaded.tokenizer.lo, loaded.tokenizer.hi);
+  if (fraction > model::kClampedWarningFraction) {
+    std::fprintf(
+        stderr,
+        "warning: %.1f%% of the coordinates lie outside the tokenizer's range and were clamped to its edge "
+        "bins; the figures above describe a model shown a distorted track\n",
+        100 * fraction);
+  }
 }
 
 }  // namespace

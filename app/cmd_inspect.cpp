@@ -27,7 +27,74 @@ std::string cadence_label(double cadence) {
   return buffer;
 }
 
-void print_summary(const simulator::DatasetReader& reader) {
+// The system whose rows hold file row `row` (-1 when no index entry covers it).
+std::int64_t system_of_row(const simulator::DatasetReader::SystemTable& table, std::int64_t row) {
+  for (std::size_t k = 0; k < table.row_offset.size(); ++k) {
+    const std::int64_t rows = static_cast<std::int64_t>(table.n_bodies[k]) * table.n_steps[k];
+    if (row >= table.row_offset[k] && row < table.row_offset[k] + rows) return static_cast<std::int64_t>(k);
+  }
+  return -1;
+}
+
+// The coordinate range a tokenizer bins, and the share outside it above which inspect warns (the model
+// library's TokenizerConfig defaults and kClampedWarningFraction; inspect stays LibTorch-free).
+struct TokenRange {
+  double lo = -50, hi = 50;
+  double warning_fraction = 0.01;
+};
+
+Error non_finite(const simulator::DatasetReader& reader, const simulator::DatasetReader::SystemTable& table,
+                 const char* field, std::int64_t row) {
+  return Error("'" + reader.path() + "': system " + std::to_string(system_of_row(table, row)) +
+               " has a non-finite " + field + " (row " + std::to_string(row) + " of the file)");
+}
+
+// The row fields scanned in blocks before anything is printed, so that a bad file gives one line: every
+// value must be finite; positions give the coordinate ranges and the share outside the token range. Very
+// large files are sampled from the start (and the summary says so).
+struct RowScan {
+  std::vector<double> lo, hi;
+  double r_max = 0;
+  std::int64_t rows = 0, scanned = 0, outside = 0;
+};
+
+RowScan scan_rows(const simulator::DatasetReader& reader, const simulator::DatasetReader::SystemTable& table,
+                  const TokenRange& range) {
+  RowScan scan;
+  scan.rows = reader.num_rows();
+  scan.scanned = std::min<std::int64_t>(scan.rows, 20'000'000);
+  const std::int64_t scanned = scan.scanned;
+  const int dim = reader.dim();
+  scan.lo.assign(dim, std::numeric_limits<double>::infinity());
+  scan.hi.assign(dim, -std::numeric_limits<double>::infinity());
+  for (std::int64_t first = 0; first < scanned; first += 1'000'000) {
+    const std::int64_t count = std::min<std::int64_t>(1'000'000, scanned - first);
+    // Every row field is checked, so a file with NaN or inf anywhere in its trajectories does not look clean.
+    for (const char* field : {"velocity", "acceleration", "star_acceleration"}) {
+      const auto values = reader.read_row_block(field, first, count);
+      for (std::size_t k = 0; k < values.size(); ++k)
+        if (!std::isfinite(values[k])) throw non_finite(reader, table, field, first + k / dim);
+    }
+    const auto block = reader.read_row_block("position", first, count);
+    for (std::int64_t r = 0; r < count; ++r) {
+      double r2 = 0;
+      for (int c = 0; c < dim; ++c) {
+        const double x = block[r * dim + c];
+        if (!std::isfinite(x)) throw non_finite(reader, table, "position", first + r);
+        if (c < 2) scan.outside += !(x >= range.lo && x < range.hi);  // planar tokens bin x and y only
+        scan.lo[c] = std::min(scan.lo[c], x);
+        scan.hi[c] = std::max(scan.hi[c], x);
+        r2 += x * x;
+      }
+      scan.r_max = std::max(scan.r_max, std::sqrt(r2));
+    }
+  }
+  return scan;
+}
+
+void print_summary(const simulator::DatasetReader& reader, const TokenRange& range) {
+  const auto table = reader.read_system_table();
+  const RowScan scan = scan_rows(reader, table, range);
   const Json& a = reader.attributes();
   auto text = [&](const char* key) {
     return a.contains(key) ? (a[key].is_string() ? a[key].get<std::string>() : a[key].dump())
@@ -45,7 +112,6 @@ void print_summary(const simulator::DatasetReader& reader) {
     std::printf("shard           %s of %s (systems from %s)\n", text("shard_index").c_str(),
                 text("shard_count").c_str(), text("first_system").c_str());
   }
-  const auto table = reader.read_system_table();
   const auto n = static_cast<std::int64_t>(table.n_bodies.size());
   std::printf("systems         %lld, rows %lld\n", static_cast<long long>(n),
               static_cast<long long>(reader.num_rows()));
@@ -86,31 +152,23 @@ void print_summary(const simulator::DatasetReader& reader) {
   std::printf("ang. mom. error median %.2e, 99%% %.2e, max %.2e (relative)\n",
               quantile(table.angular_momentum_error, 0.5), quantile(table.angular_momentum_error, 0.99),
               quantile(table.angular_momentum_error, 1.0));
-  // Coordinate range, streamed in blocks; very large files are sampled from the start (and say so).
-  const std::int64_t rows = reader.num_rows();
-  const std::int64_t scanned = std::min<std::int64_t>(rows, 20'000'000);
-  const int dim = reader.dim();
-  std::vector<double> lo(dim, std::numeric_limits<double>::infinity()),
-      hi(dim, -std::numeric_limits<double>::infinity());
-  double r_max = 0;
-  for (std::int64_t first = 0; first < scanned; first += 1'000'000) {
-    const std::int64_t count = std::min<std::int64_t>(1'000'000, scanned - first);
-    const auto block = reader.read_row_block("position", first, count);
-    for (std::int64_t r = 0; r < count; ++r) {
-      double r2 = 0;
-      for (int c = 0; c < dim; ++c) {
-        const double x = block[r * dim + c];
-        lo[c] = std::min(lo[c], x);
-        hi[c] = std::max(hi[c], x);
-        r2 += x * x;
-      }
-      r_max = std::max(r_max, std::sqrt(r2));
-    }
-  }
   const char* axes = "xyz";
+  const int dim = reader.dim();
   std::printf("position range ");
-  for (int c = 0; c < dim; ++c) std::printf(" %c [%.4g, %.4g]", axes[c], lo[c], hi[c]);
-  std::printf(" AU; max |r| %.4g AU%s\n", r_max, scanned < rows ? " (first 20M rows)" : "");
+  for (int c = 0; c < dim; ++c) std::printf(" %c [%.4g, %.4g]", axes[c], scan.lo[c], scan.hi[c]);
+  std::printf(" AU; max |r| %.4g AU%s\n", scan.r_max, scan.scanned < scan.rows ? " (first 20M rows)" : "");
+  const std::int64_t binned = scan.scanned * std::min(dim, 2);
+  const double fraction = binned > 0 ? static_cast<double>(scan.outside) / static_cast<double>(binned) : 0.0;
+  std::printf("token range     %lld of %lld x/y coordinates (%.2f%%) outside [%g, %g) AU would be clamped\n",
+              static_cast<long long>(scan.outside), static_cast<long long>(binned), 100 * fraction, range.lo,
+              range.hi);
+  if (fraction > range.warning_fraction) {
+    std::fprintf(
+        stderr,
+        "warning: %.1f%% of the x/y coordinates lie outside [%g, %g) AU; a tokenizer with that range "
+        "clamps them to its edge bins (widen tokenizer.lo/hi or use --token-range to check another)\n",
+        100 * fraction, range.lo, range.hi);
+  }
 }
 
 void print_system(const simulator::DatasetReader& reader, std::int64_t index) {
@@ -151,21 +209,36 @@ void add_inspect_command(CLI::App& app) {
   auto* sub = app.add_subcommand("inspect", "Describe an orbitlaw HDF5 dataset");
   auto& options = add_config_options(sub);
   static std::string path;
-  static std::int64_t system = -1;
+  static std::int64_t system = 0;
   static bool attributes = false;
+  static std::vector<double> token_range;
   sub->add_option("file", path, "Dataset written by orbitlaw simulate")->required();
-  sub->add_option("--system", system, "Print the full table of system K (0-based)");
+  sub->add_option("--system", system, "Print the full table of system K (0-based)")
+      ->check(whole_number_in(std::numeric_limits<std::int64_t>::min(),
+                              std::numeric_limits<std::int64_t>::max()));
   sub->add_flag("--attributes", attributes, "Print all root attributes as JSON");
-  sub->callback([&options] {
+  sub->add_option(
+         "--token-range", token_range,
+         "LO HI: count the x/y coordinates a tokenizer over [LO, HI) AU would clamp (default -50 50)")
+      ->expected(2);
+  sub->callback([sub, &options] {
     ConfigReader reader(options.load(), "inspect config");
     reader.finish();
     simulator::DatasetReader dataset(path);
     if (attributes) {
       std::printf("%s\n", dataset.attributes().dump(2).c_str());
-    } else if (system >= 0) {
+    } else if (sub->count("--system") > 0) {
       print_system(dataset, system);
     } else {
-      print_summary(dataset);
+      TokenRange range;
+      if (!token_range.empty()) {
+        range.lo = token_range[0];
+        range.hi = token_range[1];
+        if (!(range.lo < range.hi) || !std::isfinite(range.lo) || !std::isfinite(range.hi))
+          throw Error("--token-range needs finite LO < HI, got " + std::to_string(range.lo) + " " +
+                      std::to_string(range.hi));
+      }
+      print_summary(dataset, range);
     }
   });
 }

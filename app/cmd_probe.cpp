@@ -20,6 +20,9 @@ void add_probe_command(CLI::App& app) {
   sub->add_option("--out", paths.out, "output folder: predictions.h5, sr.json, probe.json, provenance")
       ->required();
   sub->add_flag("--oracle-only", paths.oracle_only, "run only the KNN and Newton oracles (no model probes)");
+  sub->add_flag("--resume", paths.resume,
+                "reuse what an interrupted run into --out finished (model probes, law searches), when its "
+                "config, checkpoint and data are the same");
   sub->footer(
       "Config keys (--config FILE / --set key=value): seed, threads, device, time_limit_seconds, label, task "
       "(magnitude | vector), "

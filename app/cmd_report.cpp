@@ -3,6 +3,7 @@
 // subcommand finds both and checks the run folder first, so a user gets a one-line error, not a traceback.
 #include <sys/wait.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -45,10 +46,28 @@ void add_report_command(CLI::App& app) {
     if (!fs::exists(python)) python = "python3";
     std::string command = shell_quote(python) + " " + shell_quote(script) + " --run " + shell_quote(run_dir);
     if (!out_dir.empty()) command += " --out " + shell_quote(out_dir);
-    int status = std::system(command.c_str());
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      throw Error("report script failed for '" + run_dir + "' (see its output above)");
+    // The script's output is captured so that a failure reads as one line, like every other subcommand's: the
+    // script prints "report: error: ..." as its last line (and a Python traceback ends with its message).
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    if (!pipe) throw Error("cannot run the report script '" + script + "'");
+    std::string output;
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+    const int status = pclose(pipe);
+    if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      std::fputs(output.c_str(), stdout);
+      return;
     }
+    std::string last;
+    std::size_t end = output.find_last_not_of(" \n\r\t");
+    if (end != std::string::npos) {
+      const std::size_t begin = output.rfind('\n', end);
+      last = output.substr(begin == std::string::npos ? 0 : begin + 1,
+                           end + 1 - (begin == std::string::npos ? 0 : begin + 1));
+    }
+    const std::string prefix = "report: error: ";
+    if (last.rfind(prefix, 0) == 0) last = last.substr(prefix.size());
+    throw Error("report for '" + run_dir + "' failed: " + (last.empty() ? "the report script died" : last));
   });
 }
 

@@ -1,6 +1,7 @@
 // orbitlaw simulate: Sample solar systems, integrate them and write an HDF5 dataset (or merge shards).
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include "cli_common.hpp"
@@ -102,13 +103,13 @@ void add_simulate_command(CLI::App& app) {
   sub->add_option("--preset", flags.preset,
                   "vafa-paper (default), vafa-code, two-body, solar-system, outer-solar-system, custom");
   sub->add_option("--systems,-n", flags.systems, "Number of systems in the whole dataset (all shards)")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number_in(1, std::numeric_limits<std::int64_t>::max()));
   sub->add_option("--seed", flags.seed, "Random seed (a system's draw depends on seed and its index only)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(unsigned_whole_number());
   sub->add_option("--integrator", flags.integrator, "rkf78 (default), bulirsch-stoer, symplectic, kepler");
   sub->add_option("--threads,-j", flags.threads,
                   "Worker threads (default: all cores; at most 1024); never changes the output")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_number_in(1, 1024));
   sub->add_option("--shard", flags.shard, "Write only shard i of n (i/n), systems [i*N/n, (i+1)*N/n)");
   sub->add_option("--merge", flags.merge, "Merge these shard files into --out (an HDF5 virtual dataset)")
       ->expected(1, -1);

@@ -1,8 +1,11 @@
 // orbitlaw sr: symbolic regression, find a formula y = f(x...) in a data file (CSV with a header row, or HDF5
 // with 1-D datasets named by the columns). Prints the Pareto front and the three selections; with --out
 // PREFIX writes PREFIX.front.json and PREFIX.front.csv atomically, with provenance beside them.
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "cli_common.hpp"
@@ -80,11 +83,12 @@ void add_sr_command(CLI::App& app) {
   sub->add_option("--out", flags.out, "write PREFIX.front.json and PREFIX.front.csv");
   sub->add_option("--operators", flags.operators,
                   "comma-separated, from: + - * / pow neg inv abs square cube sqrt exp log sin cos");
-  sub->add_option("--max-size", flags.max_size, "largest expression (nodes)");
-  sub->add_option("--seed", flags.seed, "random seed");
-  sub->add_option("--threads", flags.threads, "worker threads");
+  const auto int_range = whole_number_in(std::numeric_limits<int>::min(), std::numeric_limits<int>::max());
+  sub->add_option("--max-size", flags.max_size, "largest expression (nodes)")->check(int_range);
+  sub->add_option("--seed", flags.seed, "random seed")->check(unsigned_whole_number());
+  sub->add_option("--threads", flags.threads, "worker threads")->check(int_range);
   sub->add_option("--time-limit", flags.time_limit, "seconds (0: none)");
-  sub->add_option("--iterations", flags.iterations, "iterations");
+  sub->add_option("--iterations", flags.iterations, "iterations")->check(int_range);
   sub->add_option("--loss", flags.loss, "l2, l1, relative, log or thresholded_l1");
   sub->add_option(
       "--target", flags.target,
@@ -152,6 +156,12 @@ void add_sr_command(CLI::App& app) {
     if (x_names.empty()) throw Error("sr needs input columns (--x a,b,c)");
     if (y_name.empty()) throw Error("sr needs a target column (--y NAME)");
     sr::validate(o);
+    if (!(rule.zero_below >= 0) || !std::isfinite(rule.zero_below))
+      throw Error("sr: zero_below must be finite and not negative (got " + format_number(rule.zero_below) +
+                  ")");
+    // A malformed --target must fail now, not after the whole search has run.
+    std::optional<sr::Expr> target_law;
+    if (!target.empty()) target_law = sr::parse(target, x_names);
 
     std::vector<std::string> columns = x_names;
     columns.push_back(y_name);
@@ -182,8 +192,7 @@ void add_sr_command(CLI::App& app) {
     print_front(result);
     Json equivalence;
     if (!target.empty() && result.best >= 0) {
-      const sr::Equivalence e =
-          sr::check_equivalence(result.front[result.best].expr, sr::parse(target, x_names), X, rule);
+      const sr::Equivalence e = sr::check_equivalence(result.front[result.best].expr, *target_law, X, rule);
       equivalence = {{"target", target},
                      {"equivalent", e.equivalent},
                      {"relation", e.relation},

@@ -1,6 +1,7 @@
 // orbitlaw train: Train a transformer on a trajectory dataset.
 // (Includes LibTorch through the model headers: no fmt or spdlog in this file.)
 #include <cstdio>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "orbitlaw/error.hpp"
@@ -14,13 +15,13 @@ namespace {
 struct TrainFlags {
   std::string data, val, out, preset, pretokenize;
   bool resume = false;
-  double max_minutes = 0;
+  std::optional<double> max_minutes;  // unset: the config's train.max_minutes
 };
 
 void run_train(const ConfigOptions& options, const TrainFlags& flags) {
   model::TrainRequest request;
   Json config = options.load();
-  if (flags.max_minutes > 0) config["train"]["max_minutes"] = flags.max_minutes;
+  if (flags.max_minutes) config["train"]["max_minutes"] = *flags.max_minutes;
   model::resolve_train_config(config, flags.preset, request);
   if (flags.data.empty())
     throw Error("train needs --data FILE (an HDF5 trajectory dataset or a pre-tokenized file)");

@@ -146,9 +146,12 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
   TokenizerConfig at_context = tok;
   at_context.rows = context + 1;
   std::vector<Sample> samples;
+  std::int64_t clamped = 0, coordinates = 0;
   for (std::int64_t i = 0; i < std::min<std::int64_t>(config.sequences, available); ++i) {
     Sample s{reader.read_system(i), {}};
     s.seq = encode(s.system, at_context);
+    clamped += s.seq.clamped;
+    coordinates += 2 * (s.seq.tokens.size(0) - 1);  // row 0 is the cadence token
     samples.push_back(std::move(s));
   }
 
@@ -333,6 +336,10 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
                                 {"device", device.str()}}},
               {"loss", loss},
               {"accuracy", right_both / n},
+              {"clamped_coordinates",
+               Json{{"count", clamped},
+                    {"coordinates", coordinates},
+                    {"fraction", coordinates > 0 ? static_cast<double>(clamped) / coordinates : 0.0}}},
               {"next_token", next_token},
               {"trajectory_error", trajectory},
               {"length_extrapolation", extrapolation},

@@ -55,12 +55,17 @@ TrainConfig TrainConfig::from_config(ConfigReader& s, const TrainDefaults& d) {
   if (c.batch_size < 1 || c.grad_accum < 1) fail("batch_size and grad_accum must be at least 1");
   if (c.max_steps < 1) fail("max_steps must be at least 1");
   if (c.warmup_steps < 0) fail("warmup_steps must be non-negative");
-  if (!(c.lr > 0) || c.min_lr < 0 || c.min_lr > c.lr) fail("need 0 <= min_lr <= lr and lr > 0");
+  if (!(c.lr > 0) || !(c.min_lr >= 0) || c.min_lr > c.lr || !std::isfinite(c.lr))
+    fail("need 0 <= min_lr <= lr and lr > 0, all finite");
+  for (double v : {c.weight_decay, c.beta1, c.beta2, c.grad_clip})
+    if (!std::isfinite(v)) fail("weight_decay, beta1, beta2 and grad_clip must be finite");
   if (c.eval_interval < 1 || c.checkpoint_interval < 1 || c.log_interval < 1) fail("intervals must be >= 1");
   if (c.eval_batches < 1) fail("eval_batches must be at least 1");
   if (!(c.val_fraction > 0 && c.val_fraction < 1)) fail("val_fraction must be in (0, 1)");
   if (c.threads < 0) fail("threads must be non-negative");
-  if (c.max_minutes < 0 || c.max_seconds < 0) fail("max_minutes and max_seconds must be non-negative");
+  if (!(c.max_minutes >= 0) || !(c.max_seconds >= 0) || !std::isfinite(c.max_minutes) ||
+      !std::isfinite(c.max_seconds))
+    fail("max_minutes and max_seconds must be finite and non-negative");
   return c;
 }
 

@@ -13,6 +13,7 @@
 #include "orbitlaw/probe/law_search.hpp"
 #include "orbitlaw/probe/predictions.hpp"
 #include "orbitlaw/probe/statistics.hpp"
+#include "orbitlaw/stage_record.hpp"
 
 // compare.json layout:
 //   {"newton": {"target": "force" | "acceleration", "law": "C*m1*m2/r^2" (or "C*m2/r^2"), "G": 39.478...,
@@ -231,6 +232,8 @@ Json compare_runs(const std::vector<std::string>& run_dirs, const CompareOptions
   for (std::size_t k = 0; k < run_dirs.size(); ++k) {
     const auto& dir = run_dirs[k];
     if (!std::filesystem::is_directory(dir)) throw Error("compare: run folder " + dir + " does not exist");
+    // A folder left by a killed run, or whose outputs come from two runs, is refused, never mixed.
+    require_complete_stage(dir, "probe");
     const Predictions predictions =
         read_predictions((std::filesystem::path(dir) / "predictions.h5").string());
     // One comparison, one Newton: a force run and an acceleration run have different laws to recover.

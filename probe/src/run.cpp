@@ -10,11 +10,14 @@
 #include <memory>
 
 #include "orbitlaw/atomic_file.hpp"
+#include "orbitlaw/build_info.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/probe.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
 #include "orbitlaw/provenance.hpp"
+#include "orbitlaw/stage_record.hpp"
+#include "probe_progress.hpp"
 #include "run_vector.hpp"
 
 namespace orbitlaw::probe {
@@ -284,6 +287,13 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     if (!problem.empty() && !allow_distribution_shift)
       throw Error("probe data " + paths.data + " is outside the model's training distribution: " + problem +
                   " (simulate probe data like the training data, or set allow_distribution_shift=true)");
+    log("probe data: " + std::to_string(check.outside_range) + " of " + std::to_string(check.coordinates) +
+        " visible coordinates" +
+        format(" (%.2f%%)", check.coordinates ? 100.0 * static_cast<double>(check.outside_range) /
+                                                    static_cast<double>(check.coordinates)
+                                              : 0.0) +
+        " outside the tokenizer's range, clamped (refused above " +
+        format("%.2g%%", 100 * max_outside_fraction) + ")");
     if (!problem.empty()) log("warning: probe data outside the training distribution (allowed): " + problem);
     if (!check.cadences_known)
       log("note: the checkpoint does not record its training cadences; only the coordinate range is checked");
@@ -342,6 +352,12 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
 
   const simulator::DatasetReader& data = *magnitude_data;
   std::filesystem::create_directories(paths.out);
+  begin_stage(paths.out, "probe");  // until the end, the folder reads as incomplete
+  const Json fingerprint{{"config", resolved},
+                         {"checkpoint", use_model ? file_checksum(paths.checkpoint) : std::string()},
+                         {"data", {{"path", paths.data}, {"bytes", std::filesystem::file_size(paths.data)}}},
+                         {"orbitlaw_revision", build_git_revision()}};
+  detail::ProbeProgress progress(paths.out, fingerprint, paths.resume);
   const ForceDataset dataset = build_force_dataset(data, split);
   log("force dataset (target " + to_string(target) + "): " + std::to_string(dataset.train_systems.size()) +
       " train / " + std::to_string(dataset.validation_systems.size()) + " validation / " +
@@ -349,90 +365,97 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
       " / " + std::to_string(dataset.validation.size()) + " / " + std::to_string(dataset.test.size()) +
       " labelled rows");
 
+  const std::filesystem::path dir(paths.out);
+  ProbeRunSummary out;
+  out.predictions_path = (dir / "predictions.h5").string();
   Predictions predictions;
-  predictions.rows = dataset.test;
-  predictions.model = label;
-  predictions.config = resolved;
-  predictions.observable_bin_width = bin_width;
-  predictions.target = target;
   Json details = Json::object();
-  log("observable test rows (track bends by more than " + format("%.4g AU", bin_width) +
-      "): " + format("%.1f%%", 100 * predictions.observable_fraction()));
+  if (progress.predictions_finished(out.predictions_path)) {
+    predictions = read_predictions(out.predictions_path);
+    details = predictions.probe_details;
+    log("resumed: the model probes finished in the interrupted run (" + out.predictions_path + ")");
+  } else {
+    predictions.rows = dataset.test;
+    predictions.model = label;
+    predictions.config = resolved;
+    predictions.observable_bin_width = bin_width;
+    predictions.target = target;
+    log("observable test rows (track bends by more than " + format("%.4g AU", bin_width) +
+        "): " + format("%.1f%%", 100 * predictions.observable_fraction()));
 
-  // KNN on the train rows: both an oracle and the definition of "near the training states".
-  const KnnOracle oracle(dataset.train, knn);
-  predictions.nearest_train_distance = oracle.nearest_distance(dataset.test);
-  for (const auto& probe : probes) {
-    if (probe == "newton") {
-      predictions.probes.emplace_back(probe, newton_force(dataset.test, target));
-      details[probe] =
-          Json{{"law", std::string("G*") + newton_law(target).form}, {"G", kGravitationalConstant}};
-    } else if (probe == "knn" || probe == "knn_log") {
-      const auto& state = probe == "knn" ? knn.state : knn_log.state;
-      predictions.probes.emplace_back(probe, probe == "knn"
-                                                 ? oracle.predict(dataset.test)
-                                                 : KnnOracle(dataset.train, knn_log).predict(dataset.test));
-      details[probe] = Json{{"k", knn.k},
-                            {"state", state},
-                            {"fitted_on", "train rows"},
-                            {"standardised", "by the train rows' mean and standard deviation"}};
-    } else if (probe == "random") {
-      const RandomFeatureResult result =
-          random_feature_probe(dataset.train, dataset.validation, dataset.test, random_features);
-      predictions.probes.emplace_back(probe, result.test_prediction);
-      details[probe] = result.json();
-      details[probe]["options"] = random_features.to_json();
-    }
-  }
-  if (use_model && (contains(probes, "finetune") || contains(probes, "linear"))) {
-    std::vector<std::int64_t> systems = dataset.train_systems;
-    systems.insert(systems.end(), dataset.validation_systems.begin(), dataset.validation_systems.end());
-    systems.insert(systems.end(), dataset.test_systems.begin(), dataset.test_systems.end());
-    const EncodedSystems encoded(data, systems, loaded.tokenizer);
-    // Model probes only ever see the test rows' positions; a copy without labels makes that structural.
-    ForceRows test_inputs = dataset.test;
-    test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());
-    if (contains(probes, "linear")) {
-      LinearProbeResult result =
-          linear_probe(loaded, encoded, dataset.train, dataset.validation, test_inputs, linear);
-      result.score_layers(dataset.test.force);
-      details["linear"] = result.json();
-      details["linear"]["options"] = linear.to_json();
-      log("linear probes: layer " + std::to_string(result.selected_layer) + " selected (validation R^2 " +
-          format("%.4f", result.validation_r2[result.selected_layer]) + "), " +
-          format("%.1f s", result.seconds));
-      predictions.probes.emplace_back("linear", result.test_prediction);
-    }
-    if (contains(probes, "finetune")) {
-      finetune.time_limit_seconds = finetune_limit(0.5);
-      log("fine-tuning: " + std::to_string(finetune.steps) + " steps of " +
-          std::to_string(finetune.batch_size) + " systems" +
-          (finetune.time_limit_seconds > 0 ? format(", at most %.1f s", finetune.time_limit_seconds) : ""));
-      const FineTuneResult result =
-          fine_tune(loaded, encoded, dataset.train, dataset.validation, test_inputs, finetune);
-      details["finetune"] = result.json();
-      details["finetune"]["options"] = finetune.to_json();
-      log("fine-tuning: step " + std::to_string(result.selected_step) + " selected (validation MSE " +
-          format("%.4g", result.selected_validation_mse) + "), " + format("%.1f s", result.seconds));
-      predictions.probes.emplace_back("finetune", result.test_prediction);
-    }
-    // Keep the file's probe order fixed: that of known_probes() (those that ran).
-    std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
-    for (const auto& name : known_probes()) {
-      for (auto& p : predictions.probes) {
-        if (p.first == name) ordered.push_back(p);
+    // KNN on the train rows: both an oracle and the definition of "near the training states".
+    const KnnOracle oracle(dataset.train, knn);
+    predictions.nearest_train_distance = oracle.nearest_distance(dataset.test);
+    for (const auto& probe : probes) {
+      if (probe == "newton") {
+        predictions.probes.emplace_back(probe, newton_force(dataset.test, target));
+        details[probe] =
+            Json{{"law", std::string("G*") + newton_law(target).form}, {"G", kGravitationalConstant}};
+      } else if (probe == "knn" || probe == "knn_log") {
+        const auto& state = probe == "knn" ? knn.state : knn_log.state;
+        predictions.probes.emplace_back(probe, probe == "knn"
+                                                   ? oracle.predict(dataset.test)
+                                                   : KnnOracle(dataset.train, knn_log).predict(dataset.test));
+        details[probe] = Json{{"k", knn.k},
+                              {"state", state},
+                              {"fitted_on", "train rows"},
+                              {"standardised", "by the train rows' mean and standard deviation"}};
+      } else if (probe == "random") {
+        const RandomFeatureResult result =
+            random_feature_probe(dataset.train, dataset.validation, dataset.test, random_features);
+        predictions.probes.emplace_back(probe, result.test_prediction);
+        details[probe] = result.json();
+        details[probe]["options"] = random_features.to_json();
       }
     }
-    predictions.probes = ordered;
-  }
-  predictions.probe_details = details;
-  predictions.provenance = detail::predictions_provenance(resolved, seed, library_versions, paths);
+    if (use_model && (contains(probes, "finetune") || contains(probes, "linear"))) {
+      std::vector<std::int64_t> systems = dataset.train_systems;
+      systems.insert(systems.end(), dataset.validation_systems.begin(), dataset.validation_systems.end());
+      systems.insert(systems.end(), dataset.test_systems.begin(), dataset.test_systems.end());
+      const EncodedSystems encoded(data, systems, loaded.tokenizer);
+      // Model probes only ever see the test rows' positions; a copy without labels makes that structural.
+      ForceRows test_inputs = dataset.test;
+      test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());
+      if (contains(probes, "linear")) {
+        LinearProbeResult result =
+            linear_probe(loaded, encoded, dataset.train, dataset.validation, test_inputs, linear);
+        result.score_layers(dataset.test.force);
+        details["linear"] = result.json();
+        details["linear"]["options"] = linear.to_json();
+        log("linear probes: layer " + std::to_string(result.selected_layer) + " selected (validation R^2 " +
+            format("%.4f", result.validation_r2[result.selected_layer]) + "), " +
+            format("%.1f s", result.seconds));
+        predictions.probes.emplace_back("linear", result.test_prediction);
+      }
+      if (contains(probes, "finetune")) {
+        finetune.time_limit_seconds = finetune_limit(0.5);
+        log("fine-tuning: " + std::to_string(finetune.steps) + " steps of " +
+            std::to_string(finetune.batch_size) + " systems" +
+            (finetune.time_limit_seconds > 0 ? format(", at most %.1f s", finetune.time_limit_seconds) : ""));
+        const FineTuneResult result =
+            fine_tune(loaded, encoded, dataset.train, dataset.validation, test_inputs, finetune);
+        details["finetune"] = result.json();
+        details["finetune"]["options"] = finetune.to_json();
+        log("fine-tuning: step " + std::to_string(result.selected_step) + " selected (validation MSE " +
+            format("%.4g", result.selected_validation_mse) + "), " + format("%.1f s", result.seconds));
+        predictions.probes.emplace_back("finetune", result.test_prediction);
+      }
+      // Keep the file's probe order fixed: that of known_probes() (those that ran).
+      std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
+      for (const auto& name : known_probes()) {
+        for (auto& p : predictions.probes) {
+          if (p.first == name) ordered.push_back(p);
+        }
+      }
+      predictions.probes = ordered;
+    }
+    predictions.probe_details = details;
+    predictions.provenance = detail::predictions_provenance(resolved, seed, library_versions, paths);
 
-  ProbeRunSummary out;
-  const std::filesystem::path dir(paths.out);
-  out.predictions_path = (dir / "predictions.h5").string();
-  write_predictions(out.predictions_path, predictions);
-  log("wrote " + out.predictions_path);
+    write_predictions(out.predictions_path, predictions);
+    progress.predictions_written(out.predictions_path);
+    log("wrote " + out.predictions_path);
+  }
 
   Json accuracy = Json::object();
   for (const auto& [name, values] : predictions.probes) {
@@ -443,7 +466,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
         format("%.3g", accuracy[name]["relative_error"]["median"].get<double>()));
   }
 
-  std::vector<LawSearch> searches;
+  Json searches = Json::array();  // sr.json's entries, in protocol-then-probe order
   std::size_t searches_left = protocol_options.size() * sr_probes.size();
   for (const auto& protocol : protocol_options) {
     for (const auto& probe : sr_probes) {
@@ -459,8 +482,14 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
         options.search.time_limit_seconds = own > 0 ? std::min(own, per_galaxy) : per_galaxy;
       }
       --searches_left;
-      searches.push_back(search_laws(predictions, probe, options));
-      const auto& s = searches.back();
+      if (auto finished = progress.finished_search(probe, options.protocol)) {
+        searches.push_back(*finished);
+        log("law search " + probe + " / " + options.protocol + ": resumed (finished in the interrupted run)");
+        continue;
+      }
+      const LawSearch s = search_laws(predictions, probe, options);
+      searches.push_back(law_searches_json({s})["searches"][0]);
+      progress.search_finished(probe, options.protocol, searches.back());
       int srbench = 0, strict = 0, exponents = 0;
       for (const auto& g : s.galaxies) {
         srbench += g.verdicts.law.equivalent;
@@ -479,7 +508,10 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
     }
   }
   out.sr_path = (dir / "sr.json").string();
-  write_text_atomic(out.sr_path, law_searches_json(searches).dump(2) + "\n");
+  // The layout of law_searches_json: the list, and the first search's galaxies at the top (older readers).
+  const Json sr_document{{"searches", searches},
+                         {"galaxies", searches.empty() ? Json::array() : searches.front()["galaxies"]}};
+  write_text_atomic(out.sr_path, sr_document.dump(2) + "\n");
 
   out.summary =
       Json{{"model", label},
@@ -520,6 +552,15 @@ void write_summary_and_provenance(ProbeRunSummary& out, const ProbeRunPaths& pat
   out.summary_path = (std::filesystem::path(paths.out) / "probe.json").string();
   write_text_atomic(out.summary_path, out.summary.dump(2) + "\n");
   out.provenance_path = write_provenance(paths.out, "probe", resolved, seed, library_versions);
+  // The last act: the record that says this folder's outputs belong together and are whole.
+  std::vector<std::string> outputs;
+  for (const std::string& path : {out.predictions_path, out.sr_path, out.summary_path, out.provenance_path})
+    if (!path.empty()) outputs.push_back(std::filesystem::path(path).filename().string());
+  Json inputs{{"data", {{"path", paths.data}, {"bytes", std::filesystem::file_size(paths.data)}}}};
+  if (!paths.checkpoint.empty())
+    inputs["checkpoint"] = {{"path", paths.checkpoint}, {"checksum", file_checksum(paths.checkpoint)}};
+  complete_stage(paths.out, "probe", outputs, inputs);
+  std::filesystem::remove((std::filesystem::path(paths.out) / "probe.progress.json").string());
 }
 
 }  // namespace detail

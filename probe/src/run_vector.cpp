@@ -7,11 +7,13 @@
 #include <limits>
 
 #include "orbitlaw/probe/predictions.hpp"
+#include "orbitlaw/stage_record.hpp"
 
 namespace orbitlaw::probe::detail {
 
 ProbeRunSummary run_vector_task(const VectorTask& task, const ProbeRunPaths& paths) {
   std::filesystem::create_directories(paths.out);
+  begin_stage(paths.out, "probe");  // until the end, the folder reads as incomplete
   const simulator::DatasetReader data(paths.data);
   const ForceVectorDataset dataset = build_force_vector_dataset(data, task.split);
   task.log("force-vector dataset: " + std::to_string(dataset.systems.size()) + " sequences; " +

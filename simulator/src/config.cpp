@@ -30,6 +30,11 @@ void require_range(const std::string& min_key, double lo, const std::string& max
 OrbitalElements read_planet(const Json& planet, std::size_t index, double& mass) {
   const std::string where = "config: planets[" + std::to_string(index) + "]";
   if (!planet.is_object()) throw Error(where + " must be an object {mass, a, e, i, Omega, omega, M0}");
+  // Every element is required: a missing angle read as 0 would put the planet somewhere nobody asked for.
+  for (const char* key : {"mass", "a", "e", "i", "Omega", "omega", "M0"}) {
+    if (!planet.contains(key))
+      throw Error(where + " is missing '" + key + "' (each planet needs mass, a, e, i, Omega, omega, M0)");
+  }
   OrbitalElements el;
   ConfigReader reader(planet, where);
   mass = reader.get<double>("mass", 0.0);

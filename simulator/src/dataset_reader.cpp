@@ -1,5 +1,6 @@
 // DatasetReader: validates a file's format and schema version, then loads systems one at a time by
 // hyperslab reads of the flat arrays.
+#include <cmath>
 #include <filesystem>
 
 #include "hdf5_io.hpp"
@@ -31,6 +32,41 @@ void check_shards(const std::string& path, const Json& attributes) {
   }
 }
 
+// An index entry must describe rows and bodies that exist; a corrupt one would otherwise read past the
+// arrays (HDF5 error) or, worse, another system's rows.
+void check_index_entry(const std::string& path, std::int64_t index, std::int64_t n_bodies,
+                       std::int64_t n_steps, std::int64_t row_offset, std::int64_t body_offset,
+                       std::int64_t num_rows, std::int64_t num_bodies) {
+  std::string problem;
+  if (n_bodies < 2) {
+    problem = "n_bodies " + std::to_string(n_bodies) + " < 2";
+  } else if (n_steps < 0) {
+    problem = "n_steps " + std::to_string(n_steps) + " < 0";
+  } else if (row_offset < 0 || row_offset > num_rows || n_bodies * n_steps > num_rows - row_offset) {
+    problem = "rows " + std::to_string(row_offset) + " + " + std::to_string(n_bodies) + " x " +
+              std::to_string(n_steps) + " past the " + std::to_string(num_rows) + " rows held";
+  } else if (body_offset < 0 || body_offset > num_bodies || n_bodies > num_bodies - body_offset) {
+    problem = "bodies " + std::to_string(body_offset) + " + " + std::to_string(n_bodies) + " past the " +
+              std::to_string(num_bodies) + " bodies held";
+  }
+  if (!problem.empty()) {
+    throw Error("'" + path + "': system " + std::to_string(index) + " has an invalid index entry (" +
+                problem + "; corrupt file)");
+  }
+}
+
+// NaN or inf in a trajectory would train and evaluate to NaN without a word; the first one is named.
+void check_finite(const std::string& path, std::int64_t index, const char* what, const double* values,
+                  std::size_t count, int per_row) {
+  for (std::size_t k = 0; k < count; ++k) {
+    if (!std::isfinite(values[k])) {
+      throw Error("'" + path + "': system " + std::to_string(index) + " has a non-finite " + what + " (" +
+                  (std::isnan(values[k]) ? "NaN" : "inf") + " at row " + std::to_string(k / per_row) +
+                  " of the system)");
+    }
+  }
+}
+
 }  // namespace
 
 struct DatasetReader::Impl {
@@ -39,6 +75,7 @@ struct DatasetReader::Impl {
   Json attributes;
   std::int64_t systems = 0;
   int dim = 2;
+  std::int64_t num_rows = 0, num_bodies = 0;
   double force_law_exponent = kNewtonExponent;
   h5::Handle n_bodies, n_steps, cadence, row_offset, body_offset, energy_error, angular_momentum_error;
   h5::Handle mass, elements, time, position, velocity, acceleration, star_acceleration;
@@ -97,6 +134,8 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(new Impl) {
     m.acceleration = m.open("/row/acceleration");
     m.star_acceleration = m.open("/row/star_acceleration");
     m.systems = h5::rows(m.n_bodies.get());
+    m.num_rows = h5::rows(m.position.get());
+    m.num_bodies = h5::rows(m.mass.get());
     if (h5::has_attribute(root, "n_systems") && h5::read_int_attribute(root, "n_systems") != m.systems) {
       throw Error("'" + path + "' holds " + std::to_string(m.systems) + " systems but says n_systems = " +
                   std::to_string(h5::read_int_attribute(root, "n_systems")) + " (truncated?)");
@@ -137,9 +176,10 @@ System DatasetReader::read_system(std::int64_t index) const {
                 "/system/energy_error");
   h5::read_rows(m.angular_momentum_error.get(), H5T_NATIVE_DOUBLE, index, 1, 1, &s.angular_momentum_error,
                 "/system/angular_momentum_error");
-  if (n_bodies < 2 || n_steps < 0 || row_offset < 0 || body_offset < 0) {
-    throw Error("'" + m.path + "': system " + std::to_string(index) +
-                " has an invalid index entry (corrupt file)");
+  check_index_entry(m.path, index, n_bodies, n_steps, row_offset, body_offset, m.num_rows, m.num_bodies);
+  if (!(s.cadence > 0) || !std::isfinite(s.cadence)) {
+    throw Error("'" + m.path + "': system " + std::to_string(index) + " has cadence " +
+                std::to_string(s.cadence) + " (must be positive and finite; corrupt file)");
   }
   s.n_bodies = n_bodies;
   s.n_steps = n_steps;
@@ -149,19 +189,23 @@ System DatasetReader::read_system(std::int64_t index) const {
   h5::read_rows(m.mass.get(), H5T_NATIVE_DOUBLE, body_offset, n_bodies, 1, s.mass.data(), "/body/mass");
   h5::read_rows(m.elements.get(), H5T_NATIVE_DOUBLE, body_offset, n_bodies, 6, s.elements.data(),
                 "/body/elements");
+  check_finite(m.path, index, "mass", s.mass.data(), s.mass.size(), 1);
   std::vector<double> buffer(static_cast<std::size_t>(rows) * m.dim);
   h5::read_rows(m.time.get(), H5T_NATIVE_DOUBLE, row_offset, rows, 1, buffer.data(), "/row/time");
+  check_finite(m.path, index, "time", buffer.data(), static_cast<std::size_t>(rows), 1);
   s.time.resize(n_steps);
   for (int k = 0; k < n_steps; ++k) s.time[k] = buffer[static_cast<std::size_t>(k) * n_bodies];
   using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  auto load = [&](const h5::Handle& dset, const char* what) {
-    h5::read_rows(dset.get(), H5T_NATIVE_DOUBLE, row_offset, rows, m.dim, buffer.data(), what);
+  auto load = [&](const h5::Handle& dset, const char* field) {
+    h5::read_rows(dset.get(), H5T_NATIVE_DOUBLE, row_offset, rows, m.dim, buffer.data(),
+                  std::string("/row/") + field);
+    check_finite(m.path, index, field, buffer.data(), buffer.size(), m.dim);
     return Eigen::MatrixXd(Eigen::Map<const RowMajor>(buffer.data(), rows, m.dim));
   };
-  s.position = load(m.position, "/row/position");
-  s.velocity = load(m.velocity, "/row/velocity");
-  s.acceleration = load(m.acceleration, "/row/acceleration");
-  s.star_acceleration = load(m.star_acceleration, "/row/star_acceleration");
+  s.position = load(m.position, "position");
+  s.velocity = load(m.velocity, "velocity");
+  s.acceleration = load(m.acceleration, "acceleration");
+  s.star_acceleration = load(m.star_acceleration, "star_acceleration");
   return s;
 }
 
@@ -189,13 +233,18 @@ DatasetReader::SystemTable DatasetReader::read_system_table() const {
                 "/system/row_offset");
   h5::read_rows(m.body_offset.get(), H5T_NATIVE_INT64, 0, m.systems, 1, t.body_offset.data(),
                 "/system/body_offset");
+  for (std::size_t k = 0; k < n; ++k) {
+    check_index_entry(m.path, static_cast<std::int64_t>(k), t.n_bodies[k], t.n_steps[k], t.row_offset[k],
+                      t.body_offset[k], m.num_rows, m.num_bodies);
+    if (!(t.cadence[k] > 0) || !std::isfinite(t.cadence[k])) {
+      throw Error("'" + m.path + "': system " + std::to_string(k) + " has cadence " +
+                  std::to_string(t.cadence[k]) + " (must be positive and finite; corrupt file)");
+    }
+  }
   return t;
 }
 
-std::int64_t DatasetReader::num_rows() const {
-  h5::Lock lock(h5::library_mutex());
-  return h5::rows(impl_->position.get());
-}
+std::int64_t DatasetReader::num_rows() const { return impl_->num_rows; }
 
 const std::string& DatasetReader::path() const { return impl_->path; }
 

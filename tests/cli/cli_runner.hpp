@@ -1,9 +1,11 @@
 #pragma once
 // Runs the orbitlaw binary as a user would and captures its exit status and combined output.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace orbitlaw::test {
@@ -28,6 +30,14 @@ inline CommandResult run_orbitlaw(const std::string& args) {
   int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// An empty folder `<temp>/<name>_<pid>` for one test binary's files.
+inline std::filesystem::path fresh_scratch_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 }  // namespace orbitlaw::test

@@ -1,4 +1,6 @@
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -24,6 +26,29 @@ TEST(AtomicOutput, UncommittedOutputLeavesNoFile) {
   std::string text;
   in >> text;
   EXPECT_EQ(text, "whole");
+  fs::remove_all(dir);
+}
+
+// A writer killed with SIGKILL leaves its temporary file; the next writer of the same output removes it,
+// but never a live process's file (a concurrent writer) nor another output's.
+TEST(AtomicOutput, NextWriterRemovesPartialFilesOfDeadProcessesOnly) {
+  auto dir = fs::temp_directory_path() / "orbitlaw_atomic_stale_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);  // reaped: its pid now names no process
+  const auto dead = dir / ("out.h5.partial-" + std::to_string(child));
+  const auto live = dir / ("out.h5.partial-" + std::to_string(getppid()));
+  const auto other = dir / ("other.h5.partial-" + std::to_string(child));
+  for (const auto& p : {dead, live, other}) std::ofstream(p) << "half";
+  {
+    orbitlaw::AtomicOutput out((dir / "out.h5").string());
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_TRUE(fs::exists(live));
+    EXPECT_TRUE(fs::exists(other));
+  }
   fs::remove_all(dir);
 }
 

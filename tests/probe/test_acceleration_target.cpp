@@ -12,6 +12,7 @@
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/probe.hpp"
+#include "orbitlaw/stage_record.hpp"
 #include "probe_test_data.hpp"
 
 using namespace orbitlaw::probe;
@@ -72,6 +73,7 @@ std::string run_folder(const std::string& name, ProbeTarget target, const std::s
   const orbitlaw::Json sr{
       {"searches", {{{"probe", "newton"}, {"protocol", "published"}, {"galaxies", galaxies}}}}};
   orbitlaw::write_text_atomic(dir + "/sr.json", sr.dump(2));
+  orbitlaw::complete_stage(dir, "probe", {"predictions.h5", "sr.json"});
   return dir;
 }
 

@@ -13,6 +13,7 @@
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/probe.hpp"
+#include "orbitlaw/stage_record.hpp"
 #include "probe_test_data.hpp"
 
 using namespace orbitlaw::probe;
@@ -212,6 +213,7 @@ const OracleRun& oracle_run() {
     std::filesystem::create_directories(out.dir);
     write_predictions(out.dir + "/predictions.h5", out.predictions);
     orbitlaw::write_text_atomic(out.dir + "/sr.json", law_searches_json(out.searches).dump(2));
+    orbitlaw::complete_stage(out.dir, "probe", {"predictions.h5", "sr.json"});
     return out;
   }();
   return run;
@@ -290,6 +292,7 @@ void compare_reads_the_exact_expression() {
     g["best"]["exact"] = "39.478417604357432*m1*m2/r^1.9951";
   }
   orbitlaw::write_text_atomic(dir + "/sr.json", sr.dump(2));
+  orbitlaw::complete_stage(dir, "probe", {"predictions.h5", "sr.json"});
   const auto comparison = compare_runs({dir}, CompareOptions{});
   int checked = 0;
   for (const auto& row : comparison["rows"]) {

@@ -297,13 +297,15 @@ TEST(ForceLawConfig, BadExponentsAreRefusedNamingTheKey) {
 // v^2 = 11.9 mu, above Newton's escape speed (10 mu at 0.2 AU) but below the k law's (2 mu / (1.5 r^1.5) =
 // 14.9 mu), so it is bound and kept.
 TEST(ForceLawConfig, BoundUnderTheLawIsKeptThoughNewtonWouldCallItUnbound) {
-  Json json = {{"preset", "custom"},
-               {"star_mass", 1.0},
-               {"cadences", {0.01}},
-               {"sequence_rows", 101},
-               {"max_attempts", 1},
-               {"force_law", {{"exponent", 2.5}}},
-               {"planets", {{{"mass", 1e-5}, {"a", 0.4}, {"e", 0.5}, {"M0", 0.0}}}}};
+  Json json = {
+      {"preset", "custom"},
+      {"star_mass", 1.0},
+      {"cadences", {0.01}},
+      {"sequence_rows", 101},
+      {"max_attempts", 1},
+      {"force_law", {{"exponent", 2.5}}},
+      {"planets",
+       {{{"mass", 1e-5}, {"a", 0.4}, {"e", 0.5}, {"i", 0.0}, {"Omega", 0.0}, {"omega", 0.0}, {"M0", 0.0}}}}};
   const auto config = simulation_config_from_json(json);
   const auto ic = sample_system(config, 0, 0).initial;
   const double dx = ic.position[0] - ic.position[2], dy = ic.position[1] - ic.position[3];

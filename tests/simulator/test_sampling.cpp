@@ -9,6 +9,13 @@
 using namespace orbitlaw::simulator;
 using orbitlaw::Json;
 
+namespace {
+// One custom-preset planet with every element given (a, e as asked; the angles 0).
+Json planet(double mass, double a, double e) {
+  return {{"mass", mass}, {"a", a}, {"e", e}, {"i", 0.0}, {"Omega", 0.0}, {"omega", 0.0}, {"M0", 0.0}};
+}
+}  // namespace
+
 TEST(Sampling, VafaPaperDistributions) {
   SimulationConfig config = preset_defaults("vafa-paper");
   config.seed = 7;
@@ -110,12 +117,18 @@ TEST(SimulationConfig, RejectsBadValuesWithNamedKey) {
   EXPECT_NE(message({{"star_mass_min", -1.0}}).find("star_mass_min must be positive"), std::string::npos);
   EXPECT_NE(message({{"integrator", "euler"}}).find("unknown integrator 'euler'"), std::string::npos);
   EXPECT_NE(message({{"no_such_key", 1}}).find("unknown key 'no_such_key'"), std::string::npos);
-  const Json hyperbolic = {{"preset", "custom"}, {"planets", {{{"mass", 1e-3}, {"a", 1.0}, {"e", 1.0}}}}};
+  const Json hyperbolic = {{"preset", "custom"}, {"planets", {planet(1e-3, 1.0, 1.0)}}};
   EXPECT_NE(message(hyperbolic).find("eccentricity must be in [0, 1)"), std::string::npos)
       << message(hyperbolic);
-  const Json massless = {{"preset", "custom"}, {"planets", {{{"mass", 0.0}, {"a", 1.0}, {"e", 0.1}}}}};
+  const Json massless = {{"preset", "custom"}, {"planets", {planet(0.0, 1.0, 0.1)}}};
   EXPECT_NE(message(massless).find("mass must be positive"), std::string::npos) << message(massless);
-  const Json no_star = {
-      {"preset", "custom"}, {"star_mass", -2.0}, {"planets", {{{"mass", 1e-3}, {"a", 1.0}}}}};
+  const Json no_star = {{"preset", "custom"}, {"star_mass", -2.0}, {"planets", {planet(1e-3, 1.0, 0.0)}}};
   EXPECT_NE(message(no_star).find("star mass must be positive"), std::string::npos) << message(no_star);
+  // A missing element is named, never read as 0.
+  for (const char* key : {"mass", "a", "e", "i", "Omega", "omega", "M0"}) {
+    Json partial = planet(1e-3, 1.0, 0.1);
+    partial.erase(key);
+    const std::string text = message({{"preset", "custom"}, {"planets", {partial}}});
+    EXPECT_NE(text.find(std::string("planets[0] is missing '") + key + "'"), std::string::npos) << text;
+  }
 }

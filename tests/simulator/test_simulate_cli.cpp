@@ -116,7 +116,9 @@ TEST(SimulateCli, BadInputIsOneLineErrorAndNoOutput) {
       {"--preset nowhere", "unknown preset 'nowhere'"},
       {"--set cadences=[0]", "cadence must be positive"},
       {"--set planet_mass_min=-1", "planet_mass_min must be positive"},
-      {"--preset custom --set planets=[{\\\"mass\\\":1e-3,\\\"a\\\":1,\\\"e\\\":1.2}]", "eccentricity"},
+      {"--preset custom --set planets=[{\\\"mass\\\":1e-3,\\\"a\\\":1,\\\"e\\\":1.2,\\\"i\\\":0,\\\"Omega\\\":0,"
+       "\\\"omega\\\":0,\\\"M0\\\":0}]",
+       "eccentricity"},
       {"--shard 2/2", "--shard must be i/n"},
       {"--integrator leapfrog", "unknown integrator"},
   };

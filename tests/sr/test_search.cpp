@@ -196,7 +196,10 @@ TEST(SrSearch, BadInputIsAClearError) {
   y[5] = INFINITY;
   EXPECT_EQ(message(d.X, y, o), "y row 6 is not finite");
   EXPECT_EQ(message(d.X, d.y.head(10), o), "X has 20 rows but y has 10");
-  EXPECT_EQ(message(Eigen::MatrixXd(0, 3), Eigen::VectorXd(0), o), "no data rows");
+  EXPECT_EQ(message(Eigen::MatrixXd(0, 3), Eigen::VectorXd(0), o),
+            "symbolic regression needs at least 8 data rows, got 0");
+  // Seven points: a formula with a few constants can fit them exactly, so no law is searched there.
+  EXPECT_EQ(message(d.X.topRows(7), d.y.head(7), o), "symbolic regression needs at least 8 data rows, got 7");
   y = d.y;
   y[0] = -1;
   EXPECT_NE(message(d.X, y, o).find("log loss needs positive targets"), std::string::npos);

@@ -159,7 +159,8 @@ class Population {
     const Options& o = problem_.options;
     Member m;
     if (e.constant_count() > 0) {
-      // Children inherit fitted constants, so one start usually suffices; restarts are spent on a share of them.
+      // Children inherit fitted constants, so one start usually suffices; restarts are spent on a share of
+      // them.
       const int restarts = uniform() < kRestartShare ? o.constant_restarts : 0;
       if (batch_evaluator_) {
         FitTarget target{*batch_evaluator_, batch_y_, problem_.weights ? &batch_w_ : nullptr, o.loss};
@@ -221,9 +222,13 @@ std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
 
 void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
                 const Eigen::VectorXd* weights) {
-  if (X.rows() == 0) throw Error("no data rows");
   if (X.rows() != y.size()) {
     throw Error("X has " + std::to_string(X.rows()) + " rows but y has " + std::to_string(y.size()));
+  }
+  // A formula with a few constants fits a handful of points exactly: any "law" found there is noise.
+  if (X.rows() < kMinimumRows) {
+    throw Error("symbolic regression needs at least " + std::to_string(kMinimumRows) + " data rows, got " +
+                std::to_string(X.rows()));
   }
   if (static_cast<Eigen::Index>(names.size()) != X.cols()) {
     throw Error("X has " + std::to_string(X.cols()) + " columns but " + std::to_string(names.size()) +
@@ -251,6 +256,11 @@ void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
 
 void validate(const Options& o) {
   make_operator_set(o.operators, 1);
+  auto finite_non_negative = [](const char* name, double v) {
+    if (!(v >= 0) || !std::isfinite(v))
+      throw Error(std::string("sr option '") + name + "' must be finite and not negative (got " +
+                  std::to_string(v) + ")");
+  };
   auto positive = [](const char* name, double v) {
     if (!(v > 0))
       throw Error(std::string("sr option '") + name + "' must be positive (got " + std::to_string(v) + ")");
@@ -265,13 +275,14 @@ void validate(const Options& o) {
   positive("restarts", o.restarts);
   positive("tournament_size", o.tournament_size);
   if (o.population_size < 2) throw Error("sr option 'population_size' must be at least 2");
-  if (o.time_limit_seconds < 0) throw Error("sr option 'time_limit' must not be negative");
+  finite_non_negative("time_limit", o.time_limit_seconds);
+  if (std::isnan(o.target_loss)) throw Error("sr option 'target_loss' is NaN");
   if (o.constant_restarts < 0 || o.optimizer_iterations < 0) {
     throw Error("sr options 'constant_restarts' and 'optimizer_iterations' must not be negative");
   }
-  if (o.migration_fraction < 0 || o.migration_fraction > 1)
+  if (!(o.migration_fraction >= 0 && o.migration_fraction <= 1))
     throw Error("sr option 'migration_fraction' must be in [0, 1]");
-  if (o.parsimony < 0) throw Error("sr option 'parsimony' must not be negative");
+  finite_non_negative("parsimony", o.parsimony);
 }
 
 Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,

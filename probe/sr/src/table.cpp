@@ -58,6 +58,16 @@ Table read_csv(const std::string& path, const std::vector<std::string>& columns)
   if (!std::getline(in, line) || trim(line).empty())
     throw Error(path + ": empty file (expected a CSV header row)");
   const std::vector<std::string> header = split(line);
+  // A repeated name would make a column's meaning depend on which copy the lookup finds first.
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (header[i].empty()) throw Error(path + ": header column " + std::to_string(i + 1) + " has no name");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (header[i] == header[j]) {
+        throw Error(path + ": the header names column '" + header[i] + "' twice (columns " +
+                    std::to_string(j + 1) + " and " + std::to_string(i + 1) + ")");
+      }
+    }
+  }
   std::vector<int> index;
   for (const auto& c : columns) {
     auto it = std::find(header.begin(), header.end(), c);

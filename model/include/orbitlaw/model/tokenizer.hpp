@@ -43,6 +43,10 @@ struct TokenizerConfig {
   bool operator==(const TokenizerConfig&) const = default;
 };
 
+// Share of coordinates outside [lo, hi) above which eval and inspect warn: the tokenizer clamps them to the
+// edge bins, so the model sees a planet pinned to the border (the quickstart's own data clamp 0.3%).
+inline constexpr double kClampedWarningFraction = 0.01;
+
 struct TokenizedSequence {
   torch::Tensor tokens;  // [L, 2] int64 (x bin, y bin); L <= rows; row 0 is the cadence token
   std::vector<int> row;  // per position: the system's row (step * n_bodies + body), or -1 for the cadence

@@ -31,6 +31,9 @@ struct ProbeRunPaths {
   std::string data;        // two-body trajectory dataset
   std::string out;         // folder; created if missing
   bool oracle_only = false;
+  // Reuse what an interrupted run into `out` finished (probe_progress.hpp): its model probes and its finished
+  // law searches, when config, checkpoint and data are the same. The magnitude task only.
+  bool resume = false;
 };
 
 struct ProbeRunSummary {

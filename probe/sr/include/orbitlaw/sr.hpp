@@ -117,6 +117,9 @@ double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd
 
 // ---------------------------------------------------------------------------------------------------------------
 // Search.
+// Fewest data rows search() accepts: a formula with a few constants fits fewer points exactly.
+inline constexpr int kMinimumRows = 8;
+
 struct Options {
   std::vector<std::string> operators = {"+", "-", "*",
                                         "/"};  // e.g. Vafa et al.: {"+","*","sin","cos","exp","inv"}
