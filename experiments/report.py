@@ -216,18 +216,32 @@ def markdown_to_html(text):
 # --- reading the run's outputs ------------------------------------------------------------------------------
 
 
+class ReportError(Exception):
+    """A run folder the report cannot read: printed as one line, never as a traceback."""
+
+
 def read_json(path):
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ReportError(f"'{path}' is not valid JSON (line {e.lineno}: {e.msg})") from None
+    except OSError as e:
+        raise ReportError(f"cannot read '{path}': {e.strerror}") from None
 
 
 def read_jsonl(path):
     rows = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                rows.append(json.loads(line))
+    try:
+        with open(path) as f:
+            for number, line in enumerate(f, 1):
+                line = line.strip()
+                if line:
+                    rows.append(json.loads(line))
+    except json.JSONDecodeError as e:
+        raise ReportError(f"'{path}' line {number} is not valid JSON ({e.msg})") from None
+    except OSError as e:
+        raise ReportError(f"cannot read '{path}': {e.strerror}") from None
     return rows
 
 
@@ -514,21 +528,34 @@ def plot_attention(rep, config, evals):
     save(rep, fig, "attention_locality.png", "Mean attention distance per layer and head (smaller = more local)")
 
 
+def probe_completed(rep, kind):
+    """orbitlaw probe writes probe.complete.json last: without it the folder is a killed run's, not reported."""
+    record = os.path.join(rep.run, "probe", kind, "probe.complete.json")
+    if os.path.exists(record):
+        return True
+    rep.lack(f"force probes of {kind}", f"the probe stage did not complete ({rep.rel(record)} does not exist)")
+    return False
+
+
 def section_probe(rep, config):
     rep.heading("Force probes")
     kinds = model_kinds(rep.run, config)
     scatter_done = False
     vector_kinds = set()
+    incomplete = set()
     for kind in kinds:
         path = os.path.join(rep.run, "probe", kind, "predictions.h5")
         if not os.path.exists(path):
             rep.lack(f"force predictions of {kind}", f"{rep.rel(path)} does not exist")
             continue
+        if not probe_completed(rep, kind):
+            incomplete.add(kind)
+            continue
         scatter_done |= plot_force_scatter(rep, config, kind, path)
         if plot_force_arrows(rep, config, kind, path):
             vector_kinds.add(kind)
     for kind in kinds:
-        if kind not in vector_kinds:  # the force-vector task has no law search, hence no fronts
+        if kind not in vector_kinds and kind not in incomplete:  # the vector task has no law search
             plot_pareto(rep, config, kind)
     return scatter_done
 
@@ -695,6 +722,19 @@ def write_atomic(path, text):
 
 
 def main():
+    try:
+        return write_report()
+    except ReportError as e:
+        print(f"report: error: {e}", file=sys.stderr)
+        return 1
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        # A file of the run folder that parses but does not have the shape this report reads.
+        print(f"report: error: the run folder's files do not have the expected shape ({type(e).__name__}: {e})",
+              file=sys.stderr)
+        return 1
+
+
+def write_report():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", required=True, help="experiment run folder")
     parser.add_argument("--out", help="report folder (default RUN/report)")
@@ -705,6 +745,8 @@ def main():
         print(f"report: error: '{run}' is not a run folder (no experiment.json)", file=sys.stderr)
         return 1
     config = read_json(config_path)
+    if not isinstance(config, dict):
+        raise ReportError(f"'{config_path}' must hold a JSON object")
     provenance_path = os.path.join(run, "provenance.json")
     provenance = read_json(provenance_path) if os.path.exists(provenance_path) else None
     out = os.path.abspath(args.out or os.path.join(run, "report"))

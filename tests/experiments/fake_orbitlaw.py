@@ -107,6 +107,8 @@ def probe(args):
                  for c in (1, 3, 5, 7)]
         galaxies.append({"galaxy": g, "front": front, "best": front[2], "newton": bool(g % 2)})
     write_json(os.path.join(out, "sr.json"), {"galaxies": galaxies})
+    write_json(os.path.join(out, "probe.complete.json"),
+               {"format": "orbitlaw-stage-complete", "version": 1, "stage": "probe", "outputs": {}})
 
 
 def compare(args):
