@@ -408,7 +408,7 @@ def section_stages(rep):
 
 
 def section_compare(rep):
-    rep.heading("Recovered force laws against Newton (orbitlaw compare)")
+    rep.heading("Probes and recovered laws against Newton (orbitlaw compare)")
     md = os.path.join(rep.run, "compare", "compare.md")
     if os.path.exists(md):
         with open(md) as f:

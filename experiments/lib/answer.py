@@ -65,20 +65,25 @@ def summary_rows(models, fmt):
     return rows
 
 
-def compared(difference, spread, fmt, unit=""):
-    """'lower by X' / 'higher by X', then whether it exceeds the spread (None: one seed, no spread)."""
+def compared(difference, spread, fmt, unit="", several=False):
+    """'lower by X' / 'higher by X', then whether it exceeds the spread (None: one value, no spread; several:
+    the model has more seeds than values, so the missing ones are the reason)."""
+    if difference == 0:
+        return "no difference at this number of seeds (the same)" if spread is not None else "the same"
     direction = "lower" if difference < 0 else "higher"
     size = f"{fmt(abs(difference))}{unit}"
     if spread is None:
-        return f"{direction} by {size}"
+        return f"{direction} by {size}" + (" (one seed has a value: no spread is known)" if several else "")
     if abs(difference) > spread:
         return f"{direction} by {size}, more than the seed-to-seed spread ({fmt(spread)}{unit})"
     return f"no difference at this number of seeds ({direction} by {size}, within the spread of {fmt(spread)}{unit})"
 
 
-def centre(s, fmt, unit=""):
-    mean, spread, _ = s
-    return f"{fmt(mean)}{unit}" if spread is None else f"{fmt(mean)} ± {fmt(spread)}{unit}"
+def centre(s, fmt, unit="", seeds=None):
+    """mean ± spread, and how many seeds had a value when some did not."""
+    mean, spread, n = s
+    text = f"{fmt(mean)}{unit}" if spread is None else f"{fmt(mean)} ± {fmt(spread)}{unit}"
+    return text + (f" ({n} of {seeds} seeds)" if seeds and n < seeds else "")
 
 
 def step_clause(model, fmt):
@@ -88,8 +93,12 @@ def step_clause(model, fmt):
     differences = {seed: model.step1[seed] - model.step1_previous[seed] for seed in model.seeds
                    if model.step1.get(seed) is not None and model.step1_previous.get(seed) is not None}
     d = stats(differences)
-    verdict = compared(d[0], d[1], fmt, " AU")
-    return f"1-step error {centre(model_s, fmt, ' AU')} against {fmt(base_s[0])} AU for the previous position: {verdict}"
+    if d is None:
+        return "no seed has both a 1-step error and its previous-position baseline"
+    n = len(model.seeds)
+    verdict = compared(d[0], d[1], fmt, " AU", several=n > 1)
+    return (f"1-step error {centre(model_s, fmt, ' AU', n)} against {fmt(base_s[0])} AU for the previous position: "
+            f"{verdict}")
 
 
 def loss_clause(model, models, fmt):
@@ -100,11 +109,12 @@ def loss_clause(model, models, fmt):
     others = [(stats(m.val_loss), m) for m in models if m is not model]
     others = [(s, m) for s, m in others if s is not None]
     if not others:
-        return f"validation loss {centre(own, fmt, ' nats')}"
+        return f"validation loss {centre(own, fmt, ' nats', len(model.seeds))}"
     other_s, other = min(others, key=lambda pair: pair[0][0])
     spread = None if own[1] is None or other_s[1] is None else max(own[1], other_s[1])
-    return (f"validation loss {centre(own, fmt, ' nats')} against {other.name}'s {fmt(other_s[0])}: "
-            f"{compared(own[0] - other_s[0], spread, fmt)}")
+    several = len(model.seeds) > 1 or len(other.seeds) > 1
+    return (f"validation loss {centre(own, fmt, ' nats', len(model.seeds))} against {other.name}'s "
+            f"{fmt(other_s[0])}: {compared(own[0] - other_s[0], spread, fmt, several=several)}")
 
 
 def newton_clause(model, fmt):
@@ -115,7 +125,8 @@ def newton_clause(model, fmt):
     best, (probe, protocol, n) = max(found, key=lambda pair: pair[0][0])
     if best[0] == 0:
         return "Newton's law recovered in no galaxy of any model probe and protocol (srbench)"
-    return f"Newton's law in {centre(best, fmt)} of {n} galaxies at best ({probe}, {protocol}; srbench)"
+    return (f"Newton's law in {centre(best, fmt, seeds=len(model.seeds))} of {n} galaxies at best "
+            f"({probe}, {protocol}; srbench)")
 
 
 def sentence(model, models, fmt):
