@@ -325,19 +325,24 @@ CONTROL_PROBES = {"knn", "knn_log", "newton", "random"}
 
 def seed_values(rep, config, reps):
     """Per model, the answer's values of each seed, read from the files the rest of the report reads."""
+    stages = config.get("stages", [])
     compare_path = os.path.join(rep.run, "compare", "compare.json")
     compare_rows = read_json(compare_path).get("rows", []) if os.path.exists(compare_path) else []
     models = {}
     for r in reps:
         model = models.setdefault(r.kind, answer.ModelSeeds(label(config, r.kind), []))
         model.seeds.append(r.seed)
-        metrics = os.path.join(r.model_dir, "metrics.jsonl")
-        rows = read_jsonl(metrics) if os.path.exists(metrics) else []
-        model.val_loss[r.seed] = next((m["val_loss"] for m in reversed(rows) if m.get("val_loss") is not None), None)
-        evaluation = os.path.join(r.model_dir, "eval.json")
-        one_step = ((read_json(evaluation).get("trajectory_error") or {}).get("1") or {}) if os.path.exists(evaluation) else {}
-        model.step1[r.seed] = one_step.get("model")
-        model.step1_previous[r.seed] = one_step.get("previous_position")
+        model.law_search = "compare" in stages
+        if "train" in stages:
+            metrics = os.path.join(r.model_dir, "metrics.jsonl")
+            rows = read_jsonl(metrics) if os.path.exists(metrics) else []
+            model.val_loss[r.seed] = next((m["val_loss"] for m in reversed(rows) if m.get("val_loss") is not None), None)
+        if "eval" in stages:
+            evaluation = os.path.join(r.model_dir, "eval.json")
+            one_step = read_json(evaluation).get("trajectory_error") if os.path.exists(evaluation) else None
+            one_step = (one_step or {}).get("1") or {}
+            model.step1[r.seed] = one_step.get("model")
+            model.step1_previous[r.seed] = one_step.get("previous_position")
         for row in compare_rows:
             if row.get("model") != r.tag or row.get("probe") in CONTROL_PROBES:
                 continue

@@ -20,7 +20,8 @@ RULE = ("Spread: the sample standard deviation over seeds (n − 1). A differenc
 
 
 class ModelSeeds:
-    """One model's values per training seed: {seed: value}, a value None where its file was missing."""
+    """One model's values per training seed: {seed: value}, a value None where its file was missing. A
+    quantity whose stage the experiment does not run stays an empty dict and is left out of the answer."""
 
     def __init__(self, name, seeds):
         self.name = name
@@ -30,11 +31,13 @@ class ModelSeeds:
         self.step1_previous = {}
         self.r2 = {}  # probe -> {seed: R²}
         self.newton = {}  # (probe, protocol, galaxies) -> {seed: galaxies recovering Newton (srbench)}
+        self.law_search = False  # whether the experiment compares probes with Newton at all
 
     def quantities(self):
         """(name of the quantity, {seed: value}) in the order of the summary table."""
         rows = [("final validation loss (nats)", self.val_loss), ("1-step error (AU)", self.step1),
                 ("1-step error of the previous position (AU)", self.step1_previous)]
+        rows = [(quantity, values) for quantity, values in rows if values]
         rows += [(f"probe R², {probe}", values) for probe, values in self.r2.items()]
         rows += [(f"Newton galaxies (srbench) of {n}, {probe} / {protocol}", values)
                  for (probe, protocol, n), values in self.newton.items()]
@@ -87,6 +90,8 @@ def centre(s, fmt, unit="", seeds=None):
 
 
 def step_clause(model, fmt):
+    if not model.step1:
+        return None  # no evaluation in this experiment
     model_s, base_s = stats(model.step1), stats(model.step1_previous)
     if model_s is None or base_s is None:
         return "no 1-step error to weigh against the previous position (eval.json missing)"
@@ -103,6 +108,8 @@ def step_clause(model, fmt):
 
 def loss_clause(model, models, fmt):
     """The model's validation loss against the best other model's (the model with the lowest mean loss)."""
+    if not model.val_loss:
+        return None  # no training in this experiment
     own = stats(model.val_loss)
     if own is None:
         return "no validation loss (metrics.jsonl missing)"
@@ -118,6 +125,8 @@ def loss_clause(model, models, fmt):
 
 
 def newton_clause(model, fmt):
+    if not model.law_search:
+        return None
     found = [(stats(values), key) for key, values in model.newton.items()]
     found = [(s, key) for s, key in found if s is not None]
     if not found:
@@ -138,4 +147,5 @@ def sentence(model, models, fmt):
     else:
         head = f"**{model.name}** ({len(model.seeds)} seeds: {seeds})"
     clauses = [step_clause(model, fmt), loss_clause(model, models, fmt), newton_clause(model, fmt)]
+    clauses = [c for c in clauses if c] or ["this experiment's stages give nothing to weigh"]
     return f"{head}: " + "; ".join(clauses) + "."

@@ -22,6 +22,7 @@ def model(name, seeds, step1, previous, val_loss=None, newton=None):
     m.step1_previous = dict(zip(seeds, previous))
     m.val_loss = dict(zip(seeds, val_loss or [None] * len(seeds)))
     if newton is not None:
+        m.law_search = True
         m.newton[("finetune", "published", 5)] = dict(zip(seeds, newton))
     return m
 
@@ -65,6 +66,12 @@ class Sentences(unittest.TestCase):
         self.assertEqual(rows[0], ["A", "final validation loss (nats)", "missing", "0 of 3", "–"])
         self.assertEqual(rows[1], ["A", "1-step error (AU)", "0.05 (one seed)", "1 of 3",
                                    "seed 1: 0.05; seed 2: –; seed 3: –"])
+
+    def test_quantities_of_stages_not_run_are_left_out(self):
+        m = answer.ModelSeeds("A", [1, 2])  # an experiment without eval and compare (e.g. solar-system)
+        m.val_loss = {1: 1.0, 2: 1.2}
+        self.assertEqual(answer.sentence(m, [m], fmt), "**A** (2 seeds: 1, 2): validation loss 1.1 ± 0.1414 nats.")
+        self.assertEqual([row[1] for row in answer.summary_rows([m], fmt)], ["final validation loss (nats)"])
 
     def test_newton_counts(self):
         m = model("A", [1, 2], [0.1, 0.1], [0.1, 0.1], newton=[4, 0])
