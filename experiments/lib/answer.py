@@ -13,10 +13,10 @@ there is no spread at all, and the sentence says that it rests on one seed.
 """
 import statistics
 
-RULE = ("Spread: the sample standard deviation over seeds (n − 1). A difference (model against its baseline, "
-        "or between two models) smaller than the seed-to-seed spread — for two models the larger of their two "
-        "spreads — is reported as no difference at this number of seeds; with one seed there is no spread, and "
-        "the sentence says that it rests on one seed.")
+RULE = ("Spread: the sample standard deviation over seeds (n − 1). A difference no larger than the "
+        "seed-to-seed spread — for a model against its previous-position baseline, the spread of the per-seed "
+        "differences; between two models, the larger of their two spreads — is reported as no difference at "
+        "this number of seeds; with one seed there is no spread, and the sentence says that it rests on one seed.")
 
 
 class ModelSeeds:
