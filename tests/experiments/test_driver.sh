@@ -219,14 +219,17 @@ for kind, name in labels.items():
 PY
     # compare.md's own title does not repeat the section heading.
     ! grep -q '^# Recovered force laws against Newton$' "$run/report/report.md" || fail "duplicated compare heading"
-    # A rerun calls nothing; a lost marker of one seed's stage redoes that stage alone.
+    # A rerun calls nothing; lost markers of one seed's stages redo those stages alone, and a training with a
+    # checkpoint but no marker is resumed in its own seed's folder.
     : >"$tmp/calls"
     quickstart --seeds 3 >/dev/null 2>&1 || fail "rerun of a complete three-seed run failed"
     [ ! -s "$tmp/calls" ] || fail "rerun of a complete three-seed run called orbitlaw again: $(cat "$tmp/calls")"
-    rm "$run/stages/eval-lssar-seed-2.done"
-    quickstart --seeds 3 >/dev/null 2>&1 || fail "rerun after a lost marker failed"
-    [ "$(cut -d' ' -f1 "$tmp/calls" | tr '\n' ' ')" = "eval " ] && grep -q 'models/lssar/seed-2/eval.json$' "$tmp/calls" ||
-      fail "a lost eval marker of one seed redid more than that stage: $(cat "$tmp/calls")"
+    rm "$run/stages/eval-lssar-seed-2.done" "$run/stages/train-softmax-seed-3.done"
+    quickstart --seeds 3 >/dev/null 2>&1 || fail "rerun after lost markers failed"
+    [ "$(cut -d' ' -f1 "$tmp/calls" | tr '\n' ' ')" = "train eval " ] &&
+      grep -q '^train .*models/softmax/seed-3 --resume$' "$tmp/calls" &&
+      grep -q '^eval .*models/lssar/seed-2/eval.json$' "$tmp/calls" ||
+      fail "lost markers of single seeds redid more or less than their stages: $(cat "$tmp/calls")"
     # The seed count is part of the run's config; a bad count is a one-line error.
     out="$(quickstart 2>&1)" && fail "a three-seed run folder was reused for one seed"
     grep -q "was made with a different config" <<<"$out" || fail "unclear message for a seed-count mismatch: $out"
