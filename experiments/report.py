@@ -8,6 +8,10 @@ keys): the compare tables, the training metrics, eval results, probe predictions
 fronts. A plot or table whose input is missing or unreadable is listed under "Missing" with the reason; it is
 never replaced by anything else. Outputs: report.md, report.html, laws.md (the side-by-side table of
 recovered laws against Newton that the experiment scripts print at the end), and one PNG per plot.
+
+The report opens with its answer (experiments/lib/answer.py): one sentence per model, generated from the
+values of its seeds and their spread, and a summary table of every model's numbers over its seeds; then the
+tables and plots it rests on, per model and seed; provenance and what is missing come last.
 """
 import argparse
 import base64
@@ -19,6 +23,10 @@ import math
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import answer  # noqa: E402  the answer section's statistics and sentences
+from expconfig import model_seeds, seed_count  # noqa: E402  the driver's own rule for the seeds of a model
 
 # The plotting stack is installed by scripts/setup.sh. On a machine without it (the bare GPU machine of
 # gpu-study) the report still arrives, with its tables, and lists every plot as missing with the reason.
@@ -197,7 +205,7 @@ def markdown_to_html(text):
         elif re.match(r"#{1,6} ", line):
             flush()
             level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level + 1}>{inline_html(line[level:].strip())}</h{level + 1}>")
+            out.append(f"<h{level}>{inline_html(line[level:].strip())}</h{level}>")
         elif line.strip().startswith(("- ", "* ")):
             flush()
             out.append("<li>" + inline_html(line.strip()[2:]) + "</li>")
@@ -254,6 +262,34 @@ def label(config, kind):
     return ((config.get("models") or {}).get(kind) or {}).get("label", kind)
 
 
+class Replicate:
+    """One trained model: a model kind at one training seed, and where the driver put its outputs."""
+
+    def __init__(self, run, config, kind, seed, several):
+        self.kind, self.seed = kind, seed
+        # The folder below models/ and probe/, also the label the probe (and so compare) names the model by.
+        self.tag = f"{kind}/seed-{seed}" if several else kind
+        self.stage = self.tag.replace("/", "-")  # stage, configs/ and plot file names
+        self.name = f"{label(config, kind)}, seed {seed}" if several else label(config, kind)
+        self.model_dir = os.path.join(run, "models", self.tag)
+        self.probe_dir = os.path.join(run, "probe", self.tag)
+
+
+def replicates(run, config):
+    """Every model at every training seed, in the driver's order (experiments/lib/run.sh)."""
+    several = seed_count(config) > 1
+    out = []
+    for kind in model_kinds(run, config):
+        try:
+            seeds = model_seeds(config, kind)
+        except ValueError:
+            if several:
+                raise
+            seeds = [None]  # one seed: the folders do not depend on it, so the report does not need it
+        out += [Replicate(run, config, kind, seed, several) for seed in seeds]
+    return out
+
+
 def first_key(row, *names):
     for name in names:
         if name in row and row[name] is not None:
@@ -264,14 +300,73 @@ def first_key(row, *names):
 # --- sections -----------------------------------------------------------------------------------------------
 
 
-def section_header(rep, config, provenance):
+def section_title(rep, config):
     name = config.get("experiment", "?")
     rep.heading(f"orbitlaw experiment: {name}{' (smoke)' if config.get('smoke') else ''}", 1)
+
+
+def section_answer(rep, config, reps):
+    """The report's opening: one generated sentence per model, then every model's numbers over its seeds."""
+    models = seed_values(rep, config, reps)
+    rep.heading("Answer")
+    for model in models:
+        rep.para(answer.sentence(model, models, fmt))
+    rep.para(answer.RULE)
+    rep.heading("Summary over seeds")
+    rep.para("Final validation loss from each seed's metrics.jsonl, 1-step errors from its eval.json, probe R² "
+             "and Newton galaxies from compare/compare.json (model probes only; the oracles and controls are in "
+             "the compare tables below). Mean ± sample standard deviation over the seeds, then every seed's value.")
+    rep.table(["model", "quantity", "mean ± SD", "seeds", "value per seed"], answer.summary_rows(models, fmt))
+
+
+# Probes that do not read the model (oracles and the random-feature control): not part of a model's answer.
+CONTROL_PROBES = {"knn", "knn_log", "newton", "random"}
+
+
+def seed_values(rep, config, reps):
+    """Per model, the answer's values of each seed, read from the files the rest of the report reads."""
+    stages = config.get("stages", [])
+    compare_path = os.path.join(rep.run, "compare", "compare.json")
+    compare_rows = read_json(compare_path).get("rows", []) if os.path.exists(compare_path) else []
+    models = {}
+    for r in reps:
+        model = models.setdefault(r.kind, answer.ModelSeeds(label(config, r.kind), []))
+        model.seeds.append(r.seed)
+        model.law_search = "compare" in stages
+        if "train" in stages:
+            metrics = os.path.join(r.model_dir, "metrics.jsonl")
+            rows = read_jsonl(metrics) if os.path.exists(metrics) else []
+            model.val_loss[r.seed] = next((m["val_loss"] for m in reversed(rows) if m.get("val_loss") is not None), None)
+        if "eval" in stages:
+            evaluation = os.path.join(r.model_dir, "eval.json")
+            one_step = read_json(evaluation).get("trajectory_error") if os.path.exists(evaluation) else None
+            one_step = (one_step or {}).get("1") or {}
+            model.step1[r.seed] = one_step.get("model")
+            model.step1_previous[r.seed] = one_step.get("previous_position")
+        for row in compare_rows:
+            if row.get("model") != r.tag or row.get("probe") in CONTROL_PROBES:
+                continue
+            model.r2.setdefault(row.get("probe"), {}).setdefault(r.seed, row.get("r2"))
+            galaxies = row.get("galaxies") or []
+            if row.get("protocol") and galaxies:
+                newton = (row.get("tiers") or {}).get("srbench", sum(bool(g.get("newton")) for g in galaxies))
+                model.newton.setdefault((row.get("probe"), row.get("protocol"), len(galaxies)), {})[r.seed] = newton
+    return list(models.values())
+
+
+def section_about(rep, config):
+    rep.heading("This run")
     if config.get("description"):
         rep.para(config["description"])
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     rep.para(f"Run folder `{rep.run}`; report written {now}. Target law: {NEWTON}.")
-    if provenance:
+
+
+def section_provenance(rep, config, provenance):
+    rep.heading("Provenance")
+    if provenance is None:
+        rep.lack("provenance", "RUN/provenance.json does not exist")
+    else:
         rows = [
             ["seed", provenance.get("seed")],
             ["git revision", f"{provenance.get('git_revision')}{' (uncommitted changes)' if provenance.get('git_dirty') else ''}"],
@@ -283,6 +378,10 @@ def section_header(rep, config, provenance):
         for pkg, version in (provenance.get("python_packages") or {}).items():
             rows.append([pkg, version])
         rep.table(["provenance", "value"], rows)
+        seeds = seed_count(config)
+        if seeds > 1:
+            rep.para(f"Seeds: {seeds} per model; the provenance seed is the experiment's, each model's training "
+                     "seeds are in its configs/train-<kind>-seed-<s>.json and in the summary above.")
 
 
 def section_stages(rep):
@@ -314,13 +413,29 @@ def section_stages(rep):
 
 
 def section_compare(rep):
-    rep.heading("Recovered force laws against Newton (orbitlaw compare)")
+    rep.heading("Probes and recovered laws against Newton (orbitlaw compare)")
     md = os.path.join(rep.run, "compare", "compare.md")
     if os.path.exists(md):
         with open(md) as f:
-            rep.markdown(f.read())
+            rep.markdown(nested(f.read()))
     else:
         rep.lack("compare tables", f"{rep.rel(md)} does not exist (stage compare did not run)")
+
+
+def nested(text):
+    """compare.md as a part of this report: without its title, which repeats the section's heading, and with
+    its headings one level below the section's."""
+    lines = text.splitlines()
+    if lines and re.match(r"# ", lines[0]):
+        lines = lines[1:]
+        while lines and not lines[0].strip():
+            lines = lines[1:]
+    out, in_code = [], False
+    for line in lines:
+        if line.startswith("```"):
+            in_code = not in_code
+        out.append("#" + line if not in_code and re.match(r"#{1,5} ", line) else line)
+    return "\n".join(out) + "\n"
 
 
 def laws_table(run, config):
@@ -362,26 +477,25 @@ def laws_table(run, config):
     return "\n".join(lines) + "\n", None
 
 
-def section_training(rep, config):
+def section_training(rep, config, reps):
     rep.heading("Training")
-    kinds = model_kinds(rep.run, config)
     curves = {}
     rows = []
-    for kind in kinds:
-        path = os.path.join(rep.run, "models", kind, "metrics.jsonl")
+    for r in reps:
+        path = os.path.join(r.model_dir, "metrics.jsonl")
         if not os.path.exists(path):
-            rep.lack(f"training metrics of {kind}", f"{rep.rel(path)} does not exist")
+            rep.lack(f"training metrics of {r.tag}", f"{rep.rel(path)} does not exist")
             continue
         metrics = read_jsonl(path)
         if not metrics:
-            rep.lack(f"training metrics of {kind}", f"{rep.rel(path)} is empty")
+            rep.lack(f"training metrics of {r.tag}", f"{rep.rel(path)} is empty")
             continue
-        curves[kind] = metrics
+        curves[r.name] = metrics
         last_train = next((m for m in reversed(metrics) if first_key(m, "train_loss", "loss")), {})
         last_val = next((m for m in reversed(metrics) if m.get("val_loss") is not None), {})
         rows.append(
             [
-                label(config, kind),
+                r.name,
                 last_train.get("step"),
                 last_train.get("tokens"),
                 last_train.get(first_key(last_train, "train_loss", "loss") or "train_loss"),
@@ -393,22 +507,22 @@ def section_training(rep, config):
     if rows:
         rep.table(["model", "final step", "tokens", "final train loss", "final val loss", "tokens/s", "MFU"], rows)
     settings = []
-    for kind in kinds:
-        path = os.path.join(rep.run, "configs", f"train-{kind}.json")
+    for r in reps:
+        path = os.path.join(rep.run, "configs", f"train-{r.stage}.json")
         if os.path.exists(path):
-            settings.append([label(config, kind), json.dumps(read_json(path), separators=(", ", ": "))])
+            settings.append([r.name, json.dumps(read_json(path), separators=(", ", ": "))])
     if settings:
-        rep.table(["model", "train config (RUN/configs/train-<kind>.json)"], settings)
+        rep.table(["model", "train config (RUN/configs/train-<stage>.json)"], settings)
     if curves and can_plot(rep, "training curves"):
         fig, ax = plt.subplots(figsize=(7, 4))
-        for kind, metrics in curves.items():
+        for name, metrics in curves.items():
             xkey = "tokens" if all("tokens" in m for m in metrics) else "step"
             train = [(m[xkey], m[first_key(m, "train_loss", "loss")]) for m in metrics if first_key(m, "train_loss", "loss")]
             val = [(m[xkey], m["val_loss"]) for m in metrics if m.get("val_loss") is not None]
             if train:
-                line = ax.plot(*zip(*train), label=f"{label(config, kind)} train", alpha=0.7)[0]
+                line = ax.plot(*zip(*train), label=f"{name} train", alpha=0.7)[0]
                 if val:
-                    ax.plot(*zip(*val), "o--", color=line.get_color(), label=f"{label(config, kind)} validation")
+                    ax.plot(*zip(*val), "o--", color=line.get_color(), label=f"{name} validation")
         ax.set_xlabel(xkey)
         ax.set_ylabel("cross-entropy (nats)")
         ax.set_title("Training curves")
@@ -417,20 +531,20 @@ def section_training(rep, config):
         save(rep, fig, "training_curves.png", "Training and validation loss per model")
 
 
-def section_eval(rep, config):
+def section_eval(rep, config, reps):
     rep.heading("Evaluation")
-    evals = {}
-    for kind in model_kinds(rep.run, config):
-        path = os.path.join(rep.run, "models", kind, "eval.json")
+    evals = {}  # by the model's name in the report (model, and seed when there are several)
+    for r in reps:
+        path = os.path.join(r.model_dir, "eval.json")
         if os.path.exists(path):
-            evals[kind] = read_json(path)
+            evals[r.name] = read_json(path)
         else:
-            rep.lack(f"evaluation of {kind}", f"{rep.rel(path)} does not exist")
+            rep.lack(f"evaluation of {r.tag}", f"{rep.rel(path)} does not exist")
     if not evals:
         return
     rep.table(
         ["model", "next-token loss", "accuracy"],
-        [[label(config, k), e.get("loss"), e.get("accuracy")] for k, e in evals.items()],
+        [[name, e.get("loss"), e.get("accuracy")] for name, e in evals.items()],
     )
     plot_trajectory_error(rep, config, evals)
     plot_length_extrapolation(rep, config, evals)
@@ -448,7 +562,7 @@ def plot_trajectory_error(rep, config, evals):
         return
     horizons = sorted({h for t in have.values() for h in t}, key=lambda h: int(h))
     # Every model is evaluated on the same data, so the baselines are taken once, from the first model's eval.
-    series = {label(config, kind): {h: (table.get(h) or {}).get("model") for h in horizons} for kind, table in have.items()}
+    series = {name: {h: (table.get(h) or {}).get("model") for h in horizons} for name, table in have.items()}
     first = next(iter(have.values()))
     for h in horizons:
         for name in BASELINES:
@@ -456,8 +570,8 @@ def plot_trajectory_error(rep, config, evals):
     rows = [[name] + [values.get(h) for h in horizons] for name, values in series.items()]
     rep.table(["mean trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
     # Medians (eval.json "median"): what a typical prediction does when a few far-off ones dominate the mean.
-    medians = {label(config, kind): {h: ((table.get(h) or {}).get("median") or {}).get("model") for h in horizons}
-               for kind, table in have.items()}
+    medians = {name: {h: ((table.get(h) or {}).get("median") or {}).get("model") for h in horizons}
+               for name, table in have.items()}
     for name in BASELINES:
         medians[f"baseline: {name.replace('_', ' ')}"] = {
             h: ((first.get(h) or {}).get("median") or {}).get(name) for h in horizons}
@@ -487,16 +601,16 @@ def plot_length_extrapolation(rep, config, evals):
         return
     factors = sorted({p["factor"] for points in have.values() for p in points})
     rows = []
-    for kind, points in have.items():
+    for name, points in have.items():
         by_factor = {p["factor"]: p["loss"] for p in points}
-        rows.append([label(config, kind)] + [by_factor.get(f) for f in factors])
+        rows.append([name] + [by_factor.get(f) for f in factors])
     rep.table(["validation loss at context ×"] + [f"{fmt(f)}×" for f in factors], rows)
     if not can_plot(rep, "length-extrapolation curves"):
         return
     fig, ax = plt.subplots(figsize=(7, 4))
-    for kind, points in have.items():
+    for name, points in have.items():
         points = sorted(points, key=lambda p: p["factor"])
-        ax.plot([p["factor"] for p in points], [p["loss"] for p in points], "o-", label=label(config, kind))
+        ax.plot([p["factor"] for p in points], [p["loss"] for p in points], "o-", label=name)
     ax.set_xscale("log", base=2)
     ax.set_xlabel("evaluation length / training context")
     ax.set_ylabel("validation loss (nats)")
@@ -514,66 +628,65 @@ def plot_attention(rep, config, evals):
     if not can_plot(rep, "attention locality per head"):
         return
     fig, axes = plt.subplots(1, len(have), figsize=(4 * len(have), 3.5), squeeze=False)
-    for ax, (kind, heads) in zip(axes[0], have.items()):
+    for ax, (name, heads) in zip(axes[0], have.items()):
         layers = 1 + max(h["layer"] for h in heads)
         n_heads = 1 + max(h["head"] for h in heads)
         grid = np.full((layers, n_heads), np.nan)
         for h in heads:
             grid[h["layer"], h["head"]] = h["mean_distance"]
         image = ax.imshow(grid, cmap="viridis", aspect="auto")
-        ax.set_title(f"{label(config, kind)}: mean attention distance")
+        ax.set_title(f"{name}: mean attention distance")
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
         fig.colorbar(image, ax=ax, label="positions")
     save(rep, fig, "attention_locality.png", "Mean attention distance per layer and head (smaller = more local)")
 
 
-def probe_completed(rep, kind):
+def probe_completed(rep, r):
     """orbitlaw probe writes probe.complete.json last: without it the folder is a killed run's, not reported."""
-    record = os.path.join(rep.run, "probe", kind, "probe.complete.json")
+    record = os.path.join(r.probe_dir, "probe.complete.json")
     if os.path.exists(record):
         return True
-    rep.lack(f"force probes of {kind}", f"the probe stage did not complete ({rep.rel(record)} does not exist)")
+    rep.lack(f"force probes of {r.tag}", f"the probe stage did not complete ({rep.rel(record)} does not exist)")
     return False
 
 
-def section_probe(rep, config):
+def section_probe(rep, config, reps):
     rep.heading("Force probes")
-    kinds = model_kinds(rep.run, config)
     scatter_done = False
-    vector_kinds = set()
+    vector_tags = set()
     incomplete = set()
-    for kind in kinds:
-        path = os.path.join(rep.run, "probe", kind, "predictions.h5")
+    for r in reps:
+        path = os.path.join(r.probe_dir, "predictions.h5")
         if not os.path.exists(path):
-            rep.lack(f"force predictions of {kind}", f"{rep.rel(path)} does not exist")
+            rep.lack(f"force predictions of {r.tag}", f"{rep.rel(path)} does not exist")
             continue
-        if not probe_completed(rep, kind):
-            incomplete.add(kind)
+        if not probe_completed(rep, r):
+            incomplete.add(r.tag)
             continue
-        scatter_done |= plot_force_scatter(rep, config, kind, path)
-        if plot_force_arrows(rep, config, kind, path):
-            vector_kinds.add(kind)
-    for kind in kinds:
-        if kind not in vector_kinds and kind not in incomplete:  # the vector task has no law search
-            plot_pareto(rep, config, kind)
+        scatter_done |= plot_force_scatter(rep, r, path)
+        if plot_force_arrows(rep, config, r, path):
+            vector_tags.add(r.tag)
+    for r in reps:
+        if r.tag not in vector_tags and r.tag not in incomplete:  # the vector task has no law search
+            plot_pareto(rep, r)
     return scatter_done
 
 
-def plot_force_scatter(rep, config, kind, path):
-    if not can_plot(rep, f"force scatter of {kind}"):
+def plot_force_scatter(rep, r, path):
+    if not can_plot(rep, f"force scatter of {r.tag}"):
         return False
     try:
         import h5py
     except ImportError as e:
-        rep.lack(f"force scatter of {kind}", f"cannot read HDF5 here ({e})")
+        rep.lack(f"force scatter of {r.tag}", f"cannot read HDF5 here ({e})")
         return False
 
     with h5py.File(path, "r") as f:
         if "force_true_vec" in f:
             return False  # the force-vector task: its figure is the arrows (plot_force_arrows)
         if "force_true" not in f or "predictions" not in f:
-            rep.lack(f"force scatter of {kind}", f"{rep.rel(path)} lacks 'force_true' or the 'predictions' group")
+            rep.lack(f"force scatter of {r.tag}", f"{rep.rel(path)} lacks 'force_true' or the 'predictions' group")
             return False
         true = np.asarray(f["force_true"][...], dtype=float)
         preds = {name: np.asarray(f["predictions"][name][...], dtype=float) for name in f["predictions"]}
@@ -587,7 +700,7 @@ def plot_force_scatter(rep, config, kind, path):
         ax.scatter(true, pred, s=4, alpha=0.5, label=name)
         ss_res = float(np.sum((pred - true) ** 2))
         ss_tot = float(np.sum((true - true.mean()) ** 2))
-        rows.append([label(config, kind), name, len(true), 1 - ss_res / ss_tot if ss_tot > 0 else None])
+        rows.append([r.name, name, len(true), 1 - ss_res / ss_tot if ss_tot > 0 else None])
     positive = true[true > 0]
     if len(positive) == len(true) and len(true):
         ax.set_xscale("log")
@@ -596,10 +709,10 @@ def plot_force_scatter(rep, config, kind, path):
     ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
     ax.set_xlabel("true force")
     ax.set_ylabel("predicted force")
-    ax.set_title(f"{label(config, kind)}: predicted vs true force")
+    ax.set_title(f"{r.name}: predicted vs true force")
     ax.legend(fontsize=8)
     rep.table(["model", "probe", "test rows", "R² (recomputed from predictions.h5)"], rows)
-    save(rep, fig, f"force_scatter_{kind}.png", f"Predicted against true force magnitude, {label(config, kind)}")
+    save(rep, fig, f"force_scatter_{r.stage}.png", f"Predicted against true force magnitude, {r.name}")
     return True
 
 
@@ -607,7 +720,7 @@ def plot_force_scatter(rep, config, kind, path):
 PROBE_COLOURS = {"finetune": "tab:red", "knn": "tab:blue", "newton": "tab:green"}
 
 
-def plot_force_arrows(rep, config, kind, path):
+def plot_force_arrows(rep, config, r, path):
     """The force-vector figure; True when the file holds force vectors (drawn or not)."""
     if PLOTTING:
         return False  # already listed by the force scatter of this model
@@ -619,7 +732,7 @@ def plot_force_arrows(rep, config, kind, path):
     with h5py.File(path, "r") as f:
         if "force_true_vec" not in f:
             if "force_arrows" in (config.get("report") or {}).get("expect", []):
-                rep.lack(f"force-arrow figure of {kind}", f"{rep.rel(path)} has no 'force_true_vec'")
+                rep.lack(f"force-arrow figure of {r.tag}", f"{rep.rel(path)} has no 'force_true_vec'")
             return False  # a force-magnitude probe has no vectors to draw
         pos = np.asarray(f["position"][...], dtype=float)
         true = np.asarray(f["force_true_vec"][...], dtype=float)
@@ -631,7 +744,7 @@ def plot_force_arrows(rep, config, kind, path):
     rep.table(
         ["model", "probe", "test rows", "R² of the force vectors (recomputed from predictions.h5)"],
         [
-            [label(config, kind), name, len(true), 1 - float(np.sum((p - true) ** 2)) / ss_tot if ss_tot else None]
+            [r.name, name, len(true), 1 - float(np.sum((p - true) ** 2)) / ss_tot if ss_tot else None]
             for name, p in preds.items()
         ],
     )
@@ -659,31 +772,31 @@ def plot_force_arrows(rep, config, kind, path):
         ax.set_aspect("equal")
         ax.set_xlabel("x (AU)")
         ax.set_ylabel("y (AU)")
-        ax.set_title(f"{label(config, kind)}: force vectors" + ("" if limit is None else f" (r ≤ {limit:.2g} AU)"))
+        ax.set_title(f"{r.name}: force vectors" + ("" if limit is None else f" (r ≤ {limit:.2g} AU)"))
         ax.legend(fontsize=8)
-    save(rep, fig, f"force_arrows_{kind}.png",
-         f"True (black) and predicted force arrows (fine-tuned model red, KNN oracle blue, Newton green), {label(config, kind)}")
+    save(rep, fig, f"force_arrows_{r.stage}.png",
+         f"True (black) and predicted force arrows (fine-tuned model red, KNN oracle blue, Newton green), {r.name}")
     return True
 
 
-def plot_pareto(rep, config, kind):
-    path = os.path.join(rep.run, "probe", kind, "sr.json")
+def plot_pareto(rep, r):
+    path = os.path.join(r.probe_dir, "sr.json")
     if not os.path.exists(path):
-        rep.lack(f"Pareto fronts of {kind}", f"{rep.rel(path)} does not exist")
+        rep.lack(f"Pareto fronts of {r.tag}", f"{rep.rel(path)} does not exist")
         return
     sr = read_json(path)
     galaxies = sr.get("galaxies") or []
     search = (sr.get("searches") or [{}])[0]
     which = ", ".join(f"{k} {search[k]}" for k in ("probe", "protocol") if search.get(k))
     if not galaxies:
-        rep.lack(f"Pareto fronts of {kind}", f"{rep.rel(path)} has no 'galaxies'")
+        rep.lack(f"Pareto fronts of {r.tag}", f"{rep.rel(path)} has no 'galaxies'")
         return
     rows = []
     for g in galaxies:
         best = g.get("best") or {}
         rows.append([g.get("galaxy"), best.get("expression"), best.get("complexity"), best.get("loss"), g.get("newton")])
-    if not can_plot(rep, f"Pareto fronts of {kind}"):
-        rep.table(["galaxy", f"selected law ({label(config, kind)})", "complexity", "loss", "Newton"], rows)
+    if not can_plot(rep, f"Pareto fronts of {r.tag}"):
+        rep.table(["galaxy", f"selected law ({r.name})", "complexity", "loss", "Newton"], rows)
         return
     fig, ax = plt.subplots(figsize=(7, 4))
     for g in galaxies:
@@ -693,12 +806,12 @@ def plot_pareto(rep, config, kind):
     ax.set_yscale("log")
     ax.set_xlabel("complexity")
     ax.set_ylabel("loss")
-    ax.set_title(f"{label(config, kind)}: Pareto front per galaxy" + (f" ({which})" if which else ""))
+    ax.set_title(f"{r.name}: Pareto front per galaxy" + (f" ({which})" if which else ""))
     ax.legend(fontsize=8)
-    rep.table(["galaxy", f"selected law ({label(config, kind)}{', ' + which if which else ''})", "complexity",
+    rep.table(["galaxy", f"selected law ({r.name}{', ' + which if which else ''})", "complexity",
                "loss", "Newton"], rows)
-    save(rep, fig, f"pareto_{kind}.png",
-         f"Symbolic-regression Pareto front of each galaxy, {label(config, kind)}" + (f" ({which})" if which else ""))
+    save(rep, fig, f"pareto_{r.stage}.png",
+         f"Symbolic-regression Pareto front of each galaxy, {r.name}" + (f" ({which})" if which else ""))
 
 
 def can_plot(rep, what):
@@ -755,17 +868,21 @@ def write_report():
         os.remove(old)  # a plot of an earlier report must not pass for one of this report
 
     rep = Report(run, out)
-    section_header(rep, config, provenance)
-    if provenance is None:
-        rep.lack("provenance", "RUN/provenance.json does not exist")
-    if "compare" in config.get("stages", []):
+    reps = replicates(run, config)
+    stages = config.get("stages", [])
+    # The answer first, then what it rests on; provenance and what is missing at the end.
+    section_title(rep, config)
+    if reps:
+        section_answer(rep, config, reps)
+    section_about(rep, config)
+    if "compare" in stages:
         section_compare(rep)
     laws, why = laws_table(run, config)
-    stages = config.get("stages", [])
-    section_training(rep, config) if "train" in stages else None
-    section_eval(rep, config) if "eval" in stages else None
-    section_probe(rep, config) if "probe" in stages else None
+    section_training(rep, config, reps) if "train" in stages else None
+    section_eval(rep, config, reps) if "eval" in stages else None
+    section_probe(rep, config, reps) if "probe" in stages else None
     section_stages(rep)
+    section_provenance(rep, config, provenance)
     rep.heading("Missing")
     if rep.missing:
         rep.table(["what", "why"], rep.missing)

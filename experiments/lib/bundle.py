@@ -54,11 +54,15 @@ def collect(run):
     patterns = [
         "stages/*.done", "stages/*.cut", "stages/*.failed", "data/*.provenance.json", "models/*/*.json",
         "probe/*/*.json", "compare/*.json", "report/report.json",
+        # runs with several seeds keep each seed's outputs one folder further down
+        "models/*/seed-*/*.json", "probe/*/seed-*/*.json",
     ]
     for pattern in patterns:
         for path in sorted(glob.glob(os.path.join(run, pattern))):
             results["files"][rel(path)] = read_json(path)
-    for path in sorted(glob.glob(os.path.join(run, "models", "*", "metrics.jsonl"))):
+    metrics = glob.glob(os.path.join(run, "models", "*", "metrics.jsonl"))
+    metrics += glob.glob(os.path.join(run, "models", "*", "seed-*", "metrics.jsonl"))
+    for path in sorted(metrics):
         results["files"][rel(path)] = read_jsonl(path)
     return results
 

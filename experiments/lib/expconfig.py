@@ -11,8 +11,16 @@ Usage:
   expconfig.py resolve CONFIG OUT.json [--smoke] [--set key=value]...
   expconfig.py get RESOLVED.json dotted.key [default]     scalars as text, lists space-separated
   expconfig.py keys RESOLVED.json dotted.key               names of an object section, in file order
-  expconfig.py stage RESOLVED.json OUT.json SECTION...      deep merge of sections, written as one object
+  expconfig.py stage RESOLVED.json OUT.json SECTION... [--set key=value]...
+                                                           deep merge of sections (then the overrides),
+                                                           written as one object
+  expconfig.py seeds RESOLVED.json KIND                    the training seeds of model KIND, space-separated
   expconfig.py same A.json B.json                          exit 0 if both hold the same JSON value
+
+Seeds: "seeds": N (default 1) trains every model N times, with the training seeds base, base + 1, ...,
+base + N - 1, where base is the seed the model's own train config resolves to (train.seed, overridden by
+models.<kind>.train.seed; the experiment's "seed" when neither sets one). model_seeds() is the one place
+that rule lives: the driver and the report both call it.
 """
 import copy
 import json
@@ -21,7 +29,7 @@ import sys
 
 KNOWN_TOP_LEVEL = {
     "experiment", "description", "seed", "threads", "stages", "inputs", "datasets", "train", "models", "eval",
-    "probe", "sr", "compare", "report", "budget", "bundle", "smoke",
+    "probe", "sr", "compare", "report", "budget", "bundle", "smoke", "seeds",
 }
 KNOWN_STAGES = ["simulate", "train", "eval", "probe", "sr", "compare", "report"]
 
@@ -99,6 +107,9 @@ def validate(config, path):
         fail(f"{path}: 'stages' must be a list drawn from {', '.join(KNOWN_STAGES)}")
     if "train" in stages and not config.get("models"):
         fail(f"{path}: stage 'train' needs a non-empty 'models' section")
+    seeds = config.get("seeds", 1)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        fail(f"{path}: 'seeds' must be a whole number >= 1, not {json.dumps(seeds)}")
     if not isinstance(config["datasets"], dict) or not config["datasets"]:
         fail(f"{path}: 'datasets' must be a non-empty object of named datasets")
     for name, model in (config.get("models") or {}).items():
@@ -107,6 +118,19 @@ def validate(config, path):
         extra = sorted(set(model) - {"train", "eval", "probe", "label"})
         if extra:
             fail(f"{path}: models.{name}: unknown key '{extra[0]}' (known: train, eval, probe, label)")
+
+
+def seed_count(config):
+    return config.get("seeds", 1)
+
+
+def model_seeds(config, kind):
+    """The training seeds of one model: its resolved train seed, then the next seed_count - 1 integers."""
+    train = deep_merge(config.get("train") or {}, lookup(config, f"models.{kind}.train") or {})
+    base = train.get("seed", config.get("seed"))
+    if not isinstance(base, int) or isinstance(base, bool):
+        raise ValueError(f"models.{kind}: the training seed must be an integer, not {json.dumps(base)}")
+    return [base + i for i in range(seed_count(config))]
 
 
 def cmd_resolve(args):
@@ -175,14 +199,26 @@ def cmd_stage(args):
     if len(args) < 3:
         fail("stage needs RESOLVED.json OUT.json SECTION...")
     config = load(args[0])
+    sections, overrides = [], []
+    rest = args[2:]
+    i = 0
+    while i < len(rest):
+        if rest[i] == "--set" and i + 1 < len(rest):
+            overrides.append(rest[i + 1])
+            i += 1
+        else:
+            sections.append(rest[i])
+        i += 1
     merged = {}
-    for section in args[2:]:
+    for section in sections:
         value = lookup(config, section)
         if value is None:
             continue
         if not isinstance(value, dict):
             fail(f"{args[0]}: '{section}' is not an object")
         merged = deep_merge(merged, value)
+    for item in overrides:
+        apply_override(merged, item)
     tmp = args[1] + ".tmp"
     with open(tmp, "w") as f:
         json.dump(merged, f, indent=2)
@@ -190,16 +226,31 @@ def cmd_stage(args):
     os.replace(tmp, args[1])
 
 
+def cmd_seeds(args):
+    if len(args) != 2:
+        fail("seeds needs RESOLVED.json KIND")
+    try:
+        seeds = model_seeds(load(args[0]), args[1])
+    except ValueError as e:
+        fail(str(e))
+    print(" ".join(str(s) for s in seeds))
+
+
 def cmd_same(args):
     if len(args) != 2:
         fail("same needs A.json B.json")
-    sys.exit(0 if load(args[0]) == load(args[1]) else 1)
+    a, b = load(args[0]), load(args[1])
+    # Run folders made before seeds existed have no "seeds" key: they are one-seed runs, equal to seeds = 1.
+    for config in (a, b):
+        config.setdefault("seeds", 1)
+    sys.exit(0 if a == b else 1)
 
 
 def main():
     if len(sys.argv) < 2:
-        fail("missing command (resolve, get, keys, stage, same)")
-    commands = {"resolve": cmd_resolve, "get": cmd_get, "keys": cmd_keys, "stage": cmd_stage, "same": cmd_same}
+        fail("missing command (resolve, get, keys, stage, seeds, same)")
+    commands = {"resolve": cmd_resolve, "get": cmd_get, "keys": cmd_keys, "stage": cmd_stage, "seeds": cmd_seeds,
+                "same": cmd_same}
     command = commands.get(sys.argv[1])
     if command is None:
         fail(f"unknown command '{sys.argv[1]}'")

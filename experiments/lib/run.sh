@@ -11,6 +11,8 @@
 #   RUN/data/<name>.h5       simulated datasets                       (stage simulate-<name>)
 #   RUN/models/<kind>/       checkpoint.pt, metrics.jsonl, eval.json  (stages train-<kind>, eval-<kind>)
 #   RUN/probe/<kind>/        predictions.h5, SR results               (stages probe-<kind>, sr-<kind>)
+#                            with --seeds N > 1, one folder per training seed s below each of these:
+#                            models/<kind>/seed-<s>/, probe/<kind>/seed-<s>/ (stages train-<kind>-seed-<s>, ...)
 #   RUN/compare/             compare.md, compare.json                 (stage compare)
 #   RUN/report/              report.md, report.html, *.png            (stage report)
 #   RUN/logs/<stage>.log     everything each stage printed
@@ -23,11 +25,13 @@
 
 experiment_usage() {
   cat <<EOF
-usage: bash experiments/$1.sh [--smoke] [--out DIR] [--set key=value]... [--fresh] [--stage-timeout S]
+usage: bash experiments/$1.sh [--smoke] [--out DIR] [--set key=value]... [--seeds N] [--fresh] [--stage-timeout S]
 
   --smoke           tiny sizes (the config's "smoke" overlay): every stage runs, in minutes, for CI
   --out DIR         run folder (default: runs/$1, or runs/$1-smoke with --smoke)
   --set key=value   override a config value (dotted keys, e.g. --set models.lssar.train.steps=500)
+  --seeds N         train, evaluate and probe every model N times, with training seeds base .. base + N - 1
+                    (base: the model's train seed); same as --set seeds=N; default: the config's "seeds", or 1
   --fresh           delete an existing run folder of this experiment first instead of resuming it
   --stage-timeout S stop any single stage after S seconds (marked as cut; training keeps its checkpoint)
 
@@ -143,6 +147,17 @@ prepare_run_folder() {
 
 stage_done() { [ -f "$run/stages/$1.done" ]; }
 
+# --- seeds ------------------------------------------------------------------------------------------------
+#
+# With "seeds": N > 1 every model is trained, evaluated and probed once per training seed, each seed in its
+# own folders and stages, so that a conclusion can be weighed against the seed-to-seed spread. A one-seed run
+# keeps the folders and stage names it always had, so existing run folders resume unchanged.
+model_seeds() { expconfig seeds "$run/experiment.json" "$1"; }
+# The folder below models/<kind>/ and probe/<kind>/ of one seed ("" with one seed).
+seed_path() { if [ "$seed_count" -gt 1 ]; then echo "/seed-$1"; fi; }
+# The suffix of the stage names (and configs/, logs/ files) of one seed ("" with one seed).
+seed_name() { if [ "$seed_count" -gt 1 ]; then echo "-seed-$1"; fi; }
+
 # --- time budget (configs with a "budget" section, e.g. gpu-study) -------------------------------------------
 #
 # "budget": {"total_s": T, "reserve_s": R, "report_min_s": M, "shares": {"simulate": f, "train": f, ...}}:
@@ -173,7 +188,8 @@ if available < 30:
 count = {"simulate": len(config["datasets"]), "compare": 1, "report": 1}
 limits = {}
 for family, share in shares.items():
-    n = count.get(family, len(config.get("models") or {}))
+    # train, eval, probe and sr run once per model and seed.
+    n = count.get(family, len(config.get("models") or {}) * config.get("seeds", 1))
     limits[family] = max(5, int(available * share / sum(shares.values()) / max(1, n)))
 # The report must arrive: it keeps at least report_min_s whatever its share says.
 limits["report"] = max(limits.get("report", 0), budget.get("report_min_s", 20))
@@ -285,65 +301,88 @@ stage_simulate() {
 }
 
 stage_train() {
-  local kind data dir resume val=()
+  local kind seed stage data dir resume val=() seed_set
   data="$(cfg inputs.train train)"
   [ -n "$(cfg inputs.val "")" ] && val=(--val "$run/data/$(cfg inputs.val).h5")
   for kind in $(cfg_keys models); do
-    dir="$run/models/$kind"
-    mkdir -p "$dir"
-    resume=()
-    # An interrupted training left a checkpoint but no marker: continue it instead of starting over.
-    if ! stage_done "train-$kind" && [ -f "$dir/checkpoint.pt" ]; then
-      note "resume train-$kind from $dir/checkpoint.pt"
-      resume=(--resume)
-    fi
-    local time_key time_set=()
-    time_key="$(cfg budget.train_time_key "")"
-    if [ -n "$budget_deadline" ] && [ -n "$time_key" ]; then
-      # Stop on its own a little before the hard limit, so the last checkpoint is written cleanly.
-      time_set=(--set "$time_key=$(awk -v s="$(stage_limit "train-$kind")" 'BEGIN { printf "%.3f", s * 0.9 / 60 }')")
-    fi
-    run_stage "train-$kind" "$orbitlaw_bin" train --config "$(stage_config "train-$kind" train "models.$kind.train")" \
-      --data "$run/data/$data.h5" "${val[@]}" --out "$dir" "${resume[@]}" "${time_set[@]}"
+    for seed in $(model_seeds "$kind"); do
+      stage="train-$kind$(seed_name "$seed")"
+      dir="$run/models/$kind$(seed_path "$seed")"
+      mkdir -p "$dir"
+      # The seed goes into the stage's config file, so configs/<stage>.json says which seed trained the model.
+      seed_set=()
+      [ "$seed_count" -gt 1 ] && seed_set=(--set "seed=$seed")
+      resume=()
+      # An interrupted training left a checkpoint but no marker: continue it instead of starting over.
+      if ! stage_done "$stage" && [ -f "$dir/checkpoint.pt" ]; then
+        note "resume $stage from $dir/checkpoint.pt"
+        resume=(--resume)
+      fi
+      local time_key time_set=()
+      time_key="$(cfg budget.train_time_key "")"
+      if [ -n "$budget_deadline" ] && [ -n "$time_key" ]; then
+        # Stop on its own a little before the hard limit, so the last checkpoint is written cleanly.
+        time_set=(--set "$time_key=$(awk -v s="$(stage_limit "$stage")" 'BEGIN { printf "%.3f", s * 0.9 / 60 }')")
+      fi
+      run_stage "$stage" "$orbitlaw_bin" train \
+        --config "$(stage_config "$stage" train "models.$kind.train" "${seed_set[@]}")" \
+        --data "$run/data/$data.h5" "${val[@]}" --out "$dir" "${resume[@]}" "${time_set[@]}"
+    done
   done
 }
 
 stage_eval() {
-  local kind data
+  local kind seed stage dir data
   data="$(cfg inputs.eval "$(cfg inputs.train train)")"
   for kind in $(cfg_keys models); do
-    run_stage "eval-$kind" "$orbitlaw_bin" eval --config "$(stage_config "eval-$kind" eval "models.$kind.eval")" \
-      --checkpoint "$run/models/$kind/checkpoint.pt" --data "$run/data/$data.h5" --out "$run/models/$kind/eval.json"
+    for seed in $(model_seeds "$kind"); do
+      stage="eval-$kind$(seed_name "$seed")"
+      dir="$run/models/$kind$(seed_path "$seed")"
+      run_stage "$stage" "$orbitlaw_bin" eval --config "$(stage_config "$stage" eval "models.$kind.eval")" \
+        --checkpoint "$dir/checkpoint.pt" --data "$run/data/$data.h5" --out "$dir/eval.json"
+    done
   done
 }
 
+# Every seed's probe uses the same probe config (split, fine-tuning and law-search seeds): the seed-to-seed
+# spread is that of training. The label, which compare reports as the model, is the folder below probe/.
 stage_probe() {
-  local kind data
+  local kind seed stage sub data
   data="$(cfg inputs.probe probe)"
   for kind in $(cfg_keys models); do
-    local time_key time_set=()
-    time_key="$(cfg budget.probe_time_key "")"
-    if [ -n "$budget_deadline" ] && [ -n "$time_key" ]; then
-      # Law searches stop themselves inside the limit and keep their best laws, so sr.json always arrives.
-      time_set=(--set "$time_key=$(awk -v s="$(stage_limit "probe-$kind")" 'BEGIN { printf "%.1f", s * 0.85 }')")
-    fi
-    run_stage "probe-$kind" "$orbitlaw_bin" probe --config "$(stage_config "probe-$kind" probe "models.$kind.probe")" \
-      --set "label=$kind" --checkpoint "$run/models/$kind/checkpoint.pt" --data "$run/data/$data.h5" \
-      --out "$run/probe/$kind" "${time_set[@]}"
+    for seed in $(model_seeds "$kind"); do
+      stage="probe-$kind$(seed_name "$seed")"
+      sub="$kind$(seed_path "$seed")"
+      local time_key time_set=()
+      time_key="$(cfg budget.probe_time_key "")"
+      if [ -n "$budget_deadline" ] && [ -n "$time_key" ]; then
+        # Law searches stop themselves inside the limit and keep their best laws, so sr.json always arrives.
+        time_set=(--set "$time_key=$(awk -v s="$(stage_limit "$stage")" 'BEGIN { printf "%.1f", s * 0.85 }')")
+      fi
+      run_stage "$stage" "$orbitlaw_bin" probe --config "$(stage_config "$stage" probe "models.$kind.probe")" \
+        --set "label=$sub" --checkpoint "$run/models/$sub/checkpoint.pt" --data "$run/data/$data.h5" \
+        --out "$run/probe/$sub" "${time_set[@]}"
+    done
   done
 }
 
 stage_sr() {
-  local kind
+  local kind seed stage sub
   for kind in $(cfg_keys models); do
-    run_stage "sr-$kind" "$orbitlaw_bin" sr --config "$(stage_config "sr-$kind" sr)" \
-      --data "$run/probe/$kind/predictions.h5" --out "$run/probe/$kind/sr.json"
+    for seed in $(model_seeds "$kind"); do
+      stage="sr-$kind$(seed_name "$seed")"
+      sub="$kind$(seed_path "$seed")"
+      run_stage "$stage" "$orbitlaw_bin" sr --config "$(stage_config "$stage" sr)" \
+        --data "$run/probe/$sub/predictions.h5" --out "$run/probe/$sub/sr.json"
+    done
   done
 }
 
 stage_compare() {
-  local kind dirs=()
-  for kind in $(cfg_keys models); do dirs+=("$run/probe/$kind"); done
+  local kind seed dirs=()
+  for kind in $(cfg_keys models); do
+    for seed in $(model_seeds "$kind"); do dirs+=("$run/probe/$kind$(seed_path "$seed")"); done
+  done
   mkdir -p "$run/compare"
   run_stage compare "$orbitlaw_bin" compare --config "$(stage_config compare compare)" "${dirs[@]}" \
     --out "$run/compare"
@@ -408,6 +447,18 @@ experiment_main() {
         shift
         ;;
       --set=*) overrides+=(--set "${1#--set=}") ;;
+      --seeds | --seeds=*)
+        local seeds
+        if [ "$1" = --seeds ]; then
+          [ $# -ge 2 ] || die "--seeds needs a number"
+          seeds="$2"
+          shift
+        else
+          seeds="${1#--seeds=}"
+        fi
+        [[ "$seeds" =~ ^[1-9][0-9]*$ ]] || die "--seeds needs a whole number >= 1, not '$seeds'"
+        overrides+=(--set "seeds=$seeds")
+        ;;
       --fresh) fresh=1 ;;
       --stage-timeout)
         [ $# -ge 2 ] || die "--stage-timeout needs seconds"
@@ -445,6 +496,7 @@ experiment_main() {
   ensure_orbitlaw
   prepare_run_folder "$resolved"
   rm -f "$resolved"
+  seed_count="$(cfg seeds 1)"
   trap on_interrupt INT TERM
   plan_budget
 

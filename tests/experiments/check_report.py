@@ -6,8 +6,10 @@ Usage: check_report.py RUN --since EPOCH_SECONDS [--require PLOT.png]... [--no-m
 - report.md, report.html, laws.md exist and were written after EPOCH (the test's start), as were every PNG
   the report shows and every stage marker;
 - every image in report.md exists, and report.html inlines exactly that many PNGs (self-contained page);
-- the Training table quotes each model's final train loss as found in its metrics.jsonl, the compare tables
-  of compare/compare.md appear verbatim, and each eval.json's next-token loss appears in the Evaluation table;
+- the Training table quotes each model's (each seed's) final train loss as found in its metrics.jsonl, the
+  compare tables of compare/compare.md appear verbatim, and each eval.json's next-token loss appears in the
+  Evaluation table;
+- the report opens with its Answer section (the first heading after the title);
 - each --require'd plot is in the report; with --no-missing nothing at all is listed as missing.
 Prints each failure and exits 1 if any.
 """
@@ -18,7 +20,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "experiments"))
-from report import fmt  # noqa: E402  the report's own number format
+from report import fmt, replicates  # noqa: E402  the report's own number format and model folders
 
 failures = []
 
@@ -58,17 +60,21 @@ def main():
     for plot in args.require:
         check(plot in images, f"required plot {plot} is not in the report (has: {', '.join(images)})")
 
+    headings = re.findall(r"^(#+) (.*)$", md, re.M)
+    check(headings[:2] == [("#", headings[0][1]), ("##", "Answer")] if headings else False,
+          f"the report does not open with its Answer section (headings: {headings[:3]})")
+    check(sum(1 for level, _ in headings if level == "#") == 1, "the report has more than one title (# heading)")
     config = json.load(open(os.path.join(run, "experiment.json")))
-    for kind, model in (config.get("models") or {}).items():
-        name = model.get("label", kind)
-        metrics_path = os.path.join(run, "models", kind, "metrics.jsonl")
+    for r in replicates(run, config):
+        kind, name = r.tag, r.name
+        metrics_path = os.path.join(r.model_dir, "metrics.jsonl")
         if os.path.exists(metrics_path):
             rows = [json.loads(line) for line in open(metrics_path) if line.strip()]
             last = next(r for r in reversed(rows) if "train_loss" in r or "loss" in r)
             loss = last.get("train_loss", last.get("loss"))
             check(re.search(rf"^\| {re.escape(name)} \| {last.get('step')} \|.*\| {re.escape(fmt(loss))} \|", md, re.M),
                   f"Training table does not quote {kind}'s final train loss {fmt(loss)} at step {last.get('step')}")
-        eval_path = os.path.join(run, "models", kind, "eval.json")
+        eval_path = os.path.join(r.model_dir, "eval.json")
         if os.path.exists(eval_path) and "loss" in json.load(open(eval_path)):
             loss = json.load(open(eval_path))["loss"]
             check(f"| {name} | {fmt(loss)} |" in md, f"Evaluation table does not quote {kind}'s loss {fmt(loss)}")

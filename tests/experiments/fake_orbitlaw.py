@@ -7,7 +7,9 @@ on every call, so a report that quotes them must have been made from this run. T
 FAKE_STEPS steps of FAKE_STEP_SECONDS each, rewrites checkpoint.pt after every step and honours --resume.
 Every invocation is appended to $FAKE_ORBITLAW_CALLS (one line: the arguments) so tests can check which
 stages ran. FAKE_FAIL=<subcommand> makes that subcommand fail like a real stage would; FAKE_VECTORS=1 adds force
-vectors to the predictions (the solar-system figure).
+vectors to the predictions (the solar-system figure). Like the real binary, training records the seed its config
+resolves to (--config, then --set seed=) in train.provenance.json, and compare names each row after the probe's
+label, so tests can check which seed trained which folder.
 """
 import json
 import os
@@ -21,6 +23,18 @@ import numpy as np
 
 def option(args, name, default=None):
     return args[args.index(name) + 1] if name in args else default
+
+
+def resolved(args, key, default=None):
+    """A config key as orbitlaw resolves it: the --config file, overridden by a later --set key=value."""
+    value = default
+    config = option(args, "--config")
+    if config:
+        value = json.load(open(config)).get(key, value)
+    for i, arg in enumerate(args[:-1]):
+        if arg == "--set" and args[i + 1].startswith(key + "="):
+            value = args[i + 1].split("=", 1)[1]
+    return value
 
 
 def write_json(path, value):
@@ -59,7 +73,8 @@ def train(args):
         with open(metrics, "a") as f:
             f.write(json.dumps(row) + "\n")
         write_json(checkpoint, {"step": step})
-    write_json(os.path.join(out, "train.provenance.json"), {"stage": "train", "fake": True})
+    write_json(os.path.join(out, "train.provenance.json"),
+               {"stage": "train", "fake": True, "seed": resolved(args, "seed")})
 
 
 def evaluate(args):
@@ -105,8 +120,9 @@ def probe(args):
     for g in range(3):
         front = [{"complexity": c, "loss": float(rng.uniform(0.1, 1) / c), "score": 0.1, "expression": f"x{c}"}
                  for c in (1, 3, 5, 7)]
-        galaxies.append({"galaxy": g, "front": front, "best": front[2], "newton": bool(g % 2)})
+        galaxies.append({"galaxy": g, "front": front, "best": front[2], "newton": bool(rng.random() < 0.5)})
     write_json(os.path.join(out, "sr.json"), {"galaxies": galaxies})
+    write_json(os.path.join(out, "probe.json"), {"label": resolved(args, "label", "")})
     write_json(os.path.join(out, "probe.complete.json"),
                {"format": "orbitlaw-stage-complete", "version": 1, "stage": "probe", "outputs": {}})
 
@@ -117,12 +133,17 @@ def compare(args):
     rows = []
     for d in dirs:
         sr = json.load(open(os.path.join(d, "sr.json")))
+        model = json.load(open(os.path.join(d, "probe.json"))).get("label") or os.path.basename(d)
         galaxies = [{"law": g["best"]["expression"], "newton": g["newton"]} for g in sr["galaxies"]]
-        rows.append({"model": os.path.basename(d), "probe": "finetune", "r2": random.random(), "galaxies": galaxies})
+        newton = sum(g["newton"] for g in galaxies)
+        # Like the real compare: one row per probe; a probe with a law search per protocol, with its tiers.
+        rows.append({"model": model, "probe": "finetune", "protocol": "published", "r2": random.random(),
+                     "galaxies": galaxies, "tiers": {"srbench": newton, "strict": 0, "exponents": 0}})
+        rows.append({"model": model, "probe": "knn", "protocol": None, "r2": random.random(), "galaxies": []})
     write_json(os.path.join(out, "compare.json"), {"rows": rows})
     lines = ["| model | probe | R² |", "|---|---|---|"] + [f"| {r['model']} | {r['probe']} | {r['r2']:.4g} |" for r in rows]
     with open(os.path.join(out, "compare.md"), "w") as f:
-        f.write("\n".join(lines) + "\n")
+        f.write("# Recovered force laws against Newton\n\n## Probe accuracy\n\n" + "\n".join(lines) + "\n")
 
 
 def main():

@@ -3,7 +3,7 @@
 # orbitlaw binary (fake_orbitlaw.py) so that they check the driver's own behaviour in seconds, whatever state
 # the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
 #
-# usage: test_driver.sh full|resume|errors|budget PYTHON
+# usage: test_driver.sh full|resume|errors|budget|seeds PYTHON
 set -euo pipefail
 scenario="$1"
 python="$2"
@@ -153,6 +153,88 @@ PY
     [ -s "$OUT/gpu-study/report.html" ] || fail "no packed report after a failed stage"
     [ -f "$tmp/run2/stages/eval-softmax.failed" ] && [ -f "$tmp/run2/report/report.html" ] || fail "failed stage not recorded"
     grep -q "| eval-softmax | FAILED (exit 1) |" "$tmp/run2/report/report.md" || fail "report does not mark the failure"
+    ;;
+
+  seeds)
+    # --seeds 3: each model is trained, evaluated and probed once per training seed in its own folders, and
+    # the report opens with an answer drawn from all seeds. The test double's numbers are fresh random numbers
+    # on every call, so the seeds' values differ and the aggregates can be recomputed from the seeds' files.
+    start="$(date +%s)"
+    quickstart --seeds 3 >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "quickstart --smoke --seeds 3 failed"; }
+    "$python" "$here/check_report.py" "$run" --since "$start" --no-missing \
+      --require force_scatter_lssar-seed-3.png --require pareto_softmax-seed-2.png || fail "report check"
+    for kind in softmax lssar; do
+      for seed in 1 2 3; do
+        for f in models/$kind/seed-$seed/checkpoint.pt models/$kind/seed-$seed/eval.json \
+          probe/$kind/seed-$seed/predictions.h5 probe/$kind/seed-$seed/sr.json configs/train-$kind-seed-$seed.json \
+          stages/train-$kind-seed-$seed.done stages/eval-$kind-seed-$seed.done stages/probe-$kind-seed-$seed.done; do
+          [ -s "$run/$f" ] || fail "run folder lacks $f"
+        done
+      done
+    done
+    [ ! -e "$run/models/softmax/checkpoint.pt" ] && [ ! -e "$run/stages/train-softmax.done" ] ||
+      fail "a three-seed run also trained in the one-seed folders"
+    "$python" - "$run" "$here" <<'PY' || fail "seeds in the report"
+import json, os, re, statistics, sys
+run, here = sys.argv[1:]
+sys.path.insert(0, os.path.join(here, "..", "..", "experiments"))
+from report import fmt
+md = open(os.path.join(run, "report", "report.md")).read()
+compare = json.load(open(os.path.join(run, "compare", "compare.json")))["rows"]
+labels = {"softmax": "softmax", "lssar": "LSSAR (p = 15)"}
+headings = re.findall(r"^#+ .*$", md, re.M)
+assert headings[1] == "## Answer" and headings[2] == "## Summary over seeds", headings[:3]
+answer = md.split("## Answer", 1)[1].split("\n## ", 1)[0]
+for kind, name in labels.items():
+    values = {"final validation loss (nats)": {}, "1-step error (AU)": {},
+              "1-step error of the previous position (AU)": {}, "probe R², finetune": {},
+              "Newton galaxies (srbench) of 3, finetune / published": {}}
+    for seed in (1, 2, 3):
+        folder = os.path.join(run, "models", kind, f"seed-{seed}")
+        # Each folder was trained with its own seed, and its config file says so.
+        assert json.load(open(os.path.join(folder, "train.provenance.json")))["seed"] == seed
+        assert json.load(open(os.path.join(run, "configs", f"train-{kind}-seed-{seed}.json")))["seed"] == seed
+        rows = [json.loads(line) for line in open(os.path.join(folder, "metrics.jsonl"))]
+        values["final validation loss (nats)"][seed] = [r["val_loss"] for r in rows if "val_loss" in r][-1]
+        one = json.load(open(os.path.join(folder, "eval.json")))["trajectory_error"]["1"]
+        values["1-step error (AU)"][seed] = one["model"]
+        values["1-step error of the previous position (AU)"][seed] = one["previous_position"]
+        row = next(r for r in compare if r["model"] == f"{kind}/seed-{seed}" and r["probe"] == "finetune")
+        values["probe R², finetune"][seed] = row["r2"]
+        values["Newton galaxies (srbench) of 3, finetune / published"][seed] = row["tiers"]["srbench"]
+    for quantity, per_seed in values.items():
+        xs = list(per_seed.values())
+        mean, sd = statistics.fmean(xs), statistics.stdev(xs)
+        each = "; ".join(f"seed {s}: {fmt(v)}" for s, v in per_seed.items())
+        line = f"| {name} | {quantity} | {fmt(mean)} ± {fmt(sd)} | 3 of 3 | {each} |"
+        assert line in md, f"summary row missing: {line}"
+    assert len(set(values["final validation loss (nats)"].values())) == 3, "the seeds' values do not differ"
+    # The answer's sentence weighs the 1-step difference against the spread of the per-seed differences.
+    sentence = next(p for p in answer.split("\n\n") if p.startswith(f"**{name}**"))
+    assert "(3 seeds: 1, 2, 3)" in sentence, sentence
+    diffs = [values["1-step error (AU)"][s] - values["1-step error of the previous position (AU)"][s] for s in (1, 2, 3)]
+    within = abs(statistics.fmean(diffs)) <= statistics.stdev(diffs)
+    expected = "previous position: no difference at this number of seeds" if within else "more than the seed-to-seed spread"
+    assert expected in sentence, (expected, sentence)
+PY
+    # compare.md's own title does not repeat the section heading.
+    ! grep -q '^# Recovered force laws against Newton$' "$run/report/report.md" || fail "duplicated compare heading"
+    # A rerun calls nothing; lost markers of one seed's stages redo those stages alone, and a training with a
+    # checkpoint but no marker is resumed in its own seed's folder.
+    : >"$tmp/calls"
+    quickstart --seeds 3 >/dev/null 2>&1 || fail "rerun of a complete three-seed run failed"
+    [ ! -s "$tmp/calls" ] || fail "rerun of a complete three-seed run called orbitlaw again: $(cat "$tmp/calls")"
+    rm "$run/stages/eval-lssar-seed-2.done" "$run/stages/train-softmax-seed-3.done"
+    quickstart --seeds 3 >/dev/null 2>&1 || fail "rerun after lost markers failed"
+    [ "$(cut -d' ' -f1 "$tmp/calls" | tr '\n' ' ')" = "train eval " ] &&
+      grep -q '^train .*models/softmax/seed-3 --resume$' "$tmp/calls" &&
+      grep -q '^eval .*models/lssar/seed-2/eval.json$' "$tmp/calls" ||
+      fail "lost markers of single seeds redid more or less than their stages: $(cat "$tmp/calls")"
+    # The seed count is part of the run's config; a bad count is a one-line error.
+    out="$(quickstart 2>&1)" && fail "a three-seed run folder was reused for one seed"
+    grep -q "was made with a different config" <<<"$out" || fail "unclear message for a seed-count mismatch: $out"
+    out="$(quickstart --seeds 0 2>&1)" && fail "--seeds 0 accepted"
+    [ "$(wc -l <<<"$out")" = 1 ] && grep -q "seeds needs a whole number >= 1" <<<"$out" || fail "--seeds 0: $out"
     ;;
 
   *) fail "unknown scenario '$scenario'" ;;
