@@ -77,4 +77,11 @@ void ConfigReader::finish() const {
   }
 }
 
+void require_thread_count(const std::string& what, int threads, int lowest) {
+  if (threads < lowest || threads > kMaxThreads) {
+    throw Error(what + " must lie in [" + std::to_string(lowest) + ", " + std::to_string(kMaxThreads) +
+                "] (got " + std::to_string(threads) + ")");
+  }
+}
+
 }  // namespace orbitlaw

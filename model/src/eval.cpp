@@ -24,6 +24,7 @@ EvalConfig EvalConfig::from_config(ConfigReader& r) {
   c.device = r.get<std::string>("device", c.device);
   r.finish();
   if (c.sequences < 1 || c.batch_size < 1) throw Error("eval config: sequences and batch_size must be >= 1");
+  require_thread_count("eval config: threads (0: all cores)", c.threads, 0);
   for (int k : c.rollout_steps)
     if (k < 1) throw Error("eval config: rollout_steps must be >= 1");
   for (int f : c.length_factors)

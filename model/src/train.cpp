@@ -62,7 +62,7 @@ TrainConfig TrainConfig::from_config(ConfigReader& s, const TrainDefaults& d) {
   if (c.eval_interval < 1 || c.checkpoint_interval < 1 || c.log_interval < 1) fail("intervals must be >= 1");
   if (c.eval_batches < 1) fail("eval_batches must be at least 1");
   if (!(c.val_fraction > 0 && c.val_fraction < 1)) fail("val_fraction must be in (0, 1)");
-  if (c.threads < 0) fail("threads must be non-negative");
+  require_thread_count("train config: threads (0: all cores)", c.threads, 0);
   if (!(c.max_minutes >= 0) || !(c.max_seconds >= 0) || !std::isfinite(c.max_minutes) ||
       !std::isfinite(c.max_seconds))
     fail("max_minutes and max_seconds must be finite and non-negative");

@@ -88,7 +88,7 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   ConfigReader reader(config, "probe config");
   const auto seed = reader.get<std::uint64_t>("seed", 0);
   const int threads = reader.get("threads", 2);
-  if (threads < 1) throw Error("probe config: 'threads' must be >= 1");
+  require_thread_count("probe config: 'threads'", threads, 1);
   // Where the model runs: "auto" (CUDA when available), "cpu", "cuda" or "cuda:N".
   const auto device_name = reader.get<std::string>("device", "auto");
   // A wall-time budget for the whole run (0: none), for callers with a deadline such as gpu-study: the model

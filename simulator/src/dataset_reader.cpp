@@ -7,18 +7,21 @@
 #include "orbitlaw/dataset.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/nbody.hpp"
+#include "orbitlaw/stage_record.hpp"
 
 namespace orbitlaw::simulator {
 
 namespace {
 
 // A merged dataset maps its shards' arrays; HDF5 reads a missing shard's rows as the fill value (zeros)
-// without a word. Every shard must be where the merge found it, with the size it had then.
+// without a word. Every shard must be where the merge found it, with the size and checksum it had then
+// (datasets merged before checksums were recorded are checked by size only).
 void check_shards(const std::string& path, const Json& attributes) {
   if (!attributes.contains("merged_from") || !attributes["merged_from"].is_array()) return;
   const auto folder = std::filesystem::absolute(path).parent_path();
   const Json& shards = attributes["merged_from"];
   const Json bytes = attributes.value("merged_shard_bytes", Json::array());
+  const Json checksums = attributes.value("merged_shard_checksums", Json::array());
   for (std::size_t k = 0; k < shards.size(); ++k) {
     const std::string name = shards[k].is_string() ? shards[k].get<std::string>() : std::string();
     const auto shard = folder / name;
@@ -29,6 +32,9 @@ void check_shards(const std::string& path, const Json& attributes) {
       throw Error("merged dataset '" + path + "': shard '" + name + "' has changed since the merge (" +
                   std::to_string(std::filesystem::file_size(shard)) + " bytes, merged at " +
                   std::to_string(bytes[k].get<std::uint64_t>()) + ")");
+    if (k < checksums.size() && checksums[k].is_string() && file_checksum(shard.string()) != checksums[k])
+      throw Error("merged dataset '" + path + "': shard '" + name +
+                  "' has changed since the merge (same size, different checksum)");
   }
 }
 
@@ -109,7 +115,8 @@ DatasetReader::DatasetReader(const std::string& path) : impl_(new Impl) {
       throw Error("'" + path + "' has schema_version " + std::to_string(version) +
                   "; this orbitlaw reads version " + std::to_string(kDatasetSchemaVersion));
     }
-    m.attributes = h5::read_attributes(root, {"config", "provenance", "merged_from", "merged_shard_bytes"});
+    m.attributes = h5::read_attributes(
+        root, {"config", "provenance", "merged_from", "merged_shard_bytes", "merged_shard_checksums"});
     check_shards(path, m.attributes);
     m.dim = static_cast<int>(h5::read_int_attribute(root, "dim"));
     if (m.dim != 2 && m.dim != 3) throw Error("'" + path + "' has dim " + std::to_string(m.dim));

@@ -11,6 +11,7 @@
 #include "dataset_writer.hpp"
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/build_info.hpp"
+#include "orbitlaw/config.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/progress.hpp"
 #include "orbitlaw/simulator.hpp"
@@ -132,7 +133,7 @@ Json root_attributes(const SimulationConfig& config, const WriteOptions& options
 
 DatasetSummary write_dataset(const SimulationConfig& config, const std::string& path,
                              const WriteOptions& options) {
-  if (options.threads < 1) throw Error("threads must be at least 1, got " + std::to_string(options.threads));
+  require_thread_count("simulate: threads", options.threads, 1);
   if (options.shard_count < 1 || options.shard_index < 0 || options.shard_index >= options.shard_count) {
     throw Error("shard must be i/n with 0 <= i < n");
   }

@@ -8,6 +8,7 @@
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/simulator.hpp"
+#include "orbitlaw/stage_record.hpp"
 
 namespace orbitlaw::simulator {
 
@@ -199,9 +200,11 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
     Json attributes = first;
     Json merged_from = Json::array();
     Json shard_bytes = Json::array();
+    Json shard_checksums = Json::array();
     for (const auto& s : shards) {
       merged_from.push_back(s.relative_path);
       shard_bytes.push_back(static_cast<std::uint64_t>(std::filesystem::file_size(s.path)));
+      shard_checksums.push_back(file_checksum(s.path));
     }
     for (auto& [key, value] : attributes.items()) {
       if (key.rfind("rejected_", 0) != 0) continue;
@@ -214,8 +217,9 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
     attributes["shard_index"] = std::int64_t{0};
     attributes["shard_count"] = std::int64_t{1};
     attributes["merged_from"] = merged_from.dump();
-    attributes["merged_shard_bytes"] =
-        shard_bytes.dump();  // checked by every reader: a shard must not change
+    // Checked by every reader: a shard must not change (size first, as it is free; then the checksum).
+    attributes["merged_shard_bytes"] = shard_bytes.dump();
+    attributes["merged_shard_checksums"] = shard_checksums.dump();
     for (const char* key : {"config", "provenance"}) attributes[key] = attributes[key].dump();
     for (const auto& [key, value] : attributes.items()) {
       if (value.is_string()) {

@@ -131,7 +131,11 @@ TEST(BadInputs, OutOfRangeNumbers) {
        {sr + "--set parsimony=-1", 1, "parsimony"},
        {"train --preset tiny --data " + data + " --out " + path_of("t") + " --max-minutes -1", 1,
         "max_minutes"},
-       {"train --preset tiny --data " + data + " --out " + path_of("t") + " --set train.lr=-1", 1, "lr"}});
+       {"train --preset tiny --data " + data + " --out " + path_of("t") + " --set train.lr=-1", 1, "lr"},
+       {"train --preset tiny --data " + data + " --out " + path_of("t") + " --set train.threads=99999", 1,
+        "[0, 1024]"},
+       {sr + "--threads 3000000", 1, "[1, 1024]"},
+       {sr + "--set threads=0", 1, "[1, 1024]"}});
 }
 
 TEST(BadInputs, NonFiniteData) {

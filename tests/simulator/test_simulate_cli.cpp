@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../cli/cli_runner.hpp"
 
@@ -74,6 +75,18 @@ TEST(SimulateCli, ShardsAndMerge) {
   EXPECT_EQ(info.exit_code, 1) << info.output;
   EXPECT_EQ(info.lines(), 1) << info.output;
   EXPECT_NE(info.output.find("maps shard 'part1.h5', which is missing"), std::string::npos) << info.output;
+  // Same size, one byte different (in the last byte, past HDF5's superblock): caught by the checksum.
+  fs::rename(dir / "moved.h5", shard1);
+  {
+    std::fstream edit(shard1, std::ios::in | std::ios::out | std::ios::binary);
+    edit.seekg(-1, std::ios::end);
+    const char last = static_cast<char>(edit.get());
+    edit.seekp(-1, std::ios::end);
+    edit.put(static_cast<char>(last ^ 0x5a));
+  }
+  info = run_orbitlaw("inspect " + (dir / "all.h5").string());
+  EXPECT_EQ(info.exit_code, 1) << info.output;
+  EXPECT_NE(info.output.find("same size, different checksum"), std::string::npos) << info.output;
   auto other =
       run_orbitlaw("simulate --preset vafa-code --systems 6 -q --set sequence_rows=40 --shard 1/2 --out " +
                    shard1.string());
@@ -116,7 +129,8 @@ TEST(SimulateCli, BadInputIsOneLineErrorAndNoOutput) {
       {"--preset nowhere", "unknown preset 'nowhere'"},
       {"--set cadences=[0]", "cadence must be positive"},
       {"--set planet_mass_min=-1", "planet_mass_min must be positive"},
-      {"--preset custom --set planets=[{\\\"mass\\\":1e-3,\\\"a\\\":1,\\\"e\\\":1.2,\\\"i\\\":0,\\\"Omega\\\":0,"
+      {"--preset custom --set "
+       "planets=[{\\\"mass\\\":1e-3,\\\"a\\\":1,\\\"e\\\":1.2,\\\"i\\\":0,\\\"Omega\\\":0,"
        "\\\"omega\\\":0,\\\"M0\\\":0}]",
        "eccentricity"},
       {"--shard 2/2", "--shard must be i/n"},

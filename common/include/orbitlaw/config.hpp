@@ -18,6 +18,12 @@ namespace orbitlaw {
 
 using Json = nlohmann::json;
 
+// The most worker threads any stage starts: a larger count would only exhaust the machine (every thread has
+// its own stack), and no machine this tool targets has that many cores.
+inline constexpr int kMaxThreads = 1024;
+// Throws Error "<what> must lie in [lowest, kMaxThreads] (got N)" for a thread count outside that range.
+void require_thread_count(const std::string& what, int threads, int lowest);
+
 // Reads a JSON object from a file; throws Error naming the file on a missing file or a parse error.
 Json load_json_file(const std::string& path);
 

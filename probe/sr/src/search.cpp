@@ -17,6 +17,7 @@
 #include "evaluator.hpp"
 #include "losses.hpp"
 #include "mutations.hpp"
+#include "orbitlaw/config.hpp"
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/progress.hpp"
 #include "orbitlaw/sr.hpp"
@@ -270,7 +271,7 @@ void validate(const Options& o) {
   positive("max_depth", o.max_depth);
   positive("populations", o.populations);
   positive("iterations", o.iterations);
-  positive("threads", o.threads);
+  require_thread_count("sr option 'threads'", o.threads, 1);
   if (o.target_patience < 0) throw Error("sr option 'target_patience' must not be negative");
   positive("restarts", o.restarts);
   positive("tournament_size", o.tournament_size);
