@@ -7,24 +7,17 @@
 
 #include <cstring>
 #include <fstream>
-#include <random>
 
 #include "orbitlaw/atomic_file.hpp"
 #include "orbitlaw/dataset.hpp"
 #include "orbitlaw/progress.hpp"
+#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::model {
 
 namespace {
 
 constexpr const char* kTokenFormat = "orbitlaw-tokens";
-
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 struct Mapping {
   void* address = nullptr;
@@ -189,10 +182,12 @@ torch::Tensor TokenStore::sequence(std::int64_t i, int length) const {
 torch::Tensor sample_batch(const TokenStore& store, std::uint64_t seed, std::uint64_t index, int batch_size,
                            int length) {
   if (store.size() == 0) throw Error("no sequences to sample from");
-  std::mt19937_64 generator(splitmix64(seed ^ splitmix64(index)));
-  std::uniform_int_distribution<std::int64_t> pick(0, store.size() - 1);
+  // Batch `index` of a seed is the same on every machine and standard library, and independent of the others.
+  SplitMix64 rng(splitmix64_mix(seed ^ splitmix64_mix(index)));
+  const auto n = static_cast<std::uint64_t>(store.size());
   std::vector<torch::Tensor> rows;
-  for (int b = 0; b < batch_size; ++b) rows.push_back(store.sequence(pick(generator), length));
+  for (int b = 0; b < batch_size; ++b)
+    rows.push_back(store.sequence(static_cast<std::int64_t>(rng.below(n)), length));
   return torch::stack(rows);
 }
 

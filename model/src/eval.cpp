@@ -126,52 +126,35 @@ torch::Tensor stack_tokens(const std::vector<const Sample*>& samples, int length
   return torch::stack(rows);
 }
 
-}  // namespace
-
-Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, const std::string& data_path,
-              const EvalConfig& config) {
-  configure_threads(config.threads);
-  const torch::Device device = resolve_device(config.device);
-  Gpt model = loaded.module;
-  model->to(device);
-  model->eval();
-  torch::NoGradGuard no_grad;
-  const ModelConfig& mc = loaded.config;
-  TokenizerConfig tok = loaded.tokenizer;
-  const int context = mc.block_size;
-  const std::int64_t pad = tok.pad_token();
-
-  simulator::DatasetReader reader(data_path);
-  const std::int64_t available = reader.num_systems();
-  if (available == 0) throw Error("dataset '" + data_path + "' holds no systems");
-  TokenizerConfig at_context = tok;
-  at_context.rows = context + 1;
+// What every evaluation below reads: the model in eval mode on its device, and the sequences encoded at the
+// training context.
+struct EvalInputs {
+  mutable Gpt model;  // forward() is not const in LibTorch; evaluation does not change it
+  torch::Device device;
+  TokenizerConfig tok;
+  int context;
+  std::int64_t pad;
   std::vector<Sample> samples;
-  std::int64_t clamped = 0, coordinates = 0;
-  for (std::int64_t i = 0; i < std::min<std::int64_t>(config.sequences, available); ++i) {
-    Sample s{reader.read_system(i), {}};
-    s.seq = encode(s.system, at_context);
-    clamped += s.seq.clamped;
-    coordinates += 2 * (s.seq.tokens.size(0) - 1);  // row 0 is the cadence token
-    samples.push_back(std::move(s));
-  }
+};
 
-  // Next-token loss and accuracy at the training context, and the unigram baseline of the same targets.
+// Next-token loss and accuracy at the training context, and the unigram baseline of the same targets.
+Json next_token_metrics(const EvalInputs& in, int batch_size) {
+  const auto& tok = in.tok;
   double sum_x = 0, sum_y = 0, right_x = 0, right_y = 0, right_both = 0;
   std::int64_t positions = 0;
   std::vector<double> counts_x(tok.vocab(), 0), counts_y(tok.vocab(), 0);
-  for (size_t first = 0; first < samples.size(); first += config.batch_size) {
+  for (size_t first = 0; first < in.samples.size(); first += batch_size) {
     std::vector<const Sample*> batch;
-    for (size_t i = first; i < std::min(samples.size(), first + config.batch_size); ++i)
-      batch.push_back(&samples[i]);
-    auto tokens = stack_tokens(batch, context + 1, pad).to(device);
-    auto inputs = tokens.narrow(1, 0, context), targets = tokens.narrow(1, 1, context);
-    auto out = model->forward(inputs);
-    auto valid = (targets.select(-1, 0) != pad);
+    for (size_t i = first; i < std::min(in.samples.size(), first + batch_size); ++i)
+      batch.push_back(&in.samples[i]);
+    auto tokens = stack_tokens(batch, in.context + 1, in.pad).to(in.device);
+    auto inputs = tokens.narrow(1, 0, in.context), targets = tokens.narrow(1, 1, in.context);
+    auto out = in.model->forward(inputs);
+    auto valid = (targets.select(-1, 0) != in.pad);
     auto ce = [&](const torch::Tensor& logits, int c) {
       return torch::nn::functional::cross_entropy(
           logits.reshape({-1, tok.vocab()}).to(torch::kFloat32), targets.select(-1, c).reshape({-1}),
-          torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone).ignore_index(pad));
+          torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kNone).ignore_index(in.pad));
     };
     auto vflat = valid.reshape({-1}).to(torch::kFloat64);
     sum_x += (ce(out.x_logits, 0).to(torch::kFloat64) * vflat).sum().item<double>();
@@ -186,7 +169,7 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
     auto t = cpu_targets.accessor<std::int64_t, 3>();
     for (std::int64_t b = 0; b < t.size(0); ++b)
       for (std::int64_t i = 0; i < t.size(1); ++i)
-        if (t[b][i][0] != pad) {
+        if (t[b][i][0] != in.pad) {
           counts_x[t[b][i][0]] += 1;
           counts_y[t[b][i][1]] += 1;
         }
@@ -199,67 +182,82 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
     return h;
   };
   const double n = static_cast<double>(std::max<std::int64_t>(positions, 1));
-  const double loss = 0.5 * (sum_x + sum_y) / n;
-  Json next_token{{"loss", loss},
-                  {"loss_x", sum_x / n},
-                  {"loss_y", sum_y / n},
-                  {"accuracy", right_both / n},
-                  {"accuracy_x", right_x / n},
-                  {"accuracy_y", right_y / n},
-                  {"positions", positions},
-                  {"sequences", samples.size()},
-                  {"unigram_loss", 0.5 * (entropy(counts_x) + entropy(counts_y))},
-                  {"uniform_loss", std::log(static_cast<double>(tok.vocab()))}};
+  return Json{{"loss", 0.5 * (sum_x + sum_y) / n},
+              {"loss_x", sum_x / n},
+              {"loss_y", sum_y / n},
+              {"accuracy", right_both / n},
+              {"accuracy_x", right_x / n},
+              {"accuracy_y", right_y / n},
+              {"positions", positions},
+              {"sequences", in.samples.size()},
+              {"unigram_loss", 0.5 * (entropy(counts_x) + entropy(counts_y))},
+              {"uniform_loss", std::log(static_cast<double>(tok.vocab()))}};
+}
 
-  // Trajectory error of greedy rollouts. k = 1 is teacher-forced at every position whose body has two earlier
-  // observations; k > 1 starts each sequence as late as the context allows, and feeds back its own tokens.
+// k = 1: teacher-forced at every position whose body has two earlier observations.
+void one_step_errors(const EvalInputs& in, RolloutErrors& errors, std::int64_t& rollouts) {
+  for (const auto& s : in.samples) {
+    const int length = static_cast<int>(s.seq.tokens.size(0));
+    const int first = 2 * s.seq.n_bodies + 1;
+    if (length <= first) continue;
+    auto out = in.model->forward(s.seq.tokens.narrow(0, 0, length - 1).unsqueeze(0).to(in.device));
+    auto pred = greedy(out, in.tok.bins).squeeze(0).cpu();
+    auto p = pred.accessor<std::int64_t, 2>();
+    const auto* tokens = s.seq.tokens.data_ptr<std::int64_t>();
+    for (int position = first; position < length; ++position) {
+      errors.add(s, in.tok, tokens, position, position, p[position - 1][0], p[position - 1][1]);
+      ++rollouts;
+    }
+  }
+}
+
+// k > 1: each sequence starts as late as the context allows and feeds back its own tokens.
+void rollout_errors(const EvalInputs& in, int k, RolloutErrors& errors, std::int64_t& rollouts) {
+  std::map<int, std::vector<const Sample*>> by_start;
+  for (const auto& s : in.samples) {
+    const int length = static_cast<int>(s.seq.tokens.size(0));
+    const int start = std::min(length - k, in.context - k + 1);
+    if (start >= 2 * s.seq.n_bodies + 1) by_start[start].push_back(&s);
+  }
+  for (const auto& [start, group] : by_start) {
+    auto tokens = stack_tokens(group, start, in.pad).to(in.device);
+    for (int i = 0; i < k; ++i)
+      tokens = torch::cat({tokens, greedy(in.model->forward(tokens), in.tok.bins).narrow(1, -1, 1)}, 1);
+    auto generated = tokens.cpu();
+    auto g = generated.accessor<std::int64_t, 3>();
+    for (size_t b = 0; b < group.size(); ++b) {
+      const auto* truth = group[b]->seq.tokens.data_ptr<std::int64_t>();
+      for (int position = start; position < start + k; ++position)
+        errors.add(*group[b], in.tok, truth, start, position, g[b][position][0], g[b][position][1]);
+      ++rollouts;
+    }
+  }
+}
+
+// Trajectory error of greedy rollouts of each length in `steps`.
+Json trajectory_errors(const EvalInputs& in, const std::vector<int>& steps) {
   Json trajectory = Json::object();
-  for (int k : config.rollout_steps) {
+  for (int k : steps) {
     RolloutErrors errors;
     std::int64_t rollouts = 0;
     if (k == 1) {
-      for (const auto& s : samples) {
-        const int length = static_cast<int>(s.seq.tokens.size(0));
-        const int first = 2 * s.seq.n_bodies + 1;
-        if (length <= first) continue;
-        auto out = model->forward(s.seq.tokens.narrow(0, 0, length - 1).unsqueeze(0).to(device));
-        auto pred = greedy(out, tok.bins).squeeze(0).cpu();
-        auto p = pred.accessor<std::int64_t, 2>();
-        const auto* tokens = s.seq.tokens.data_ptr<std::int64_t>();
-        for (int position = first; position < length; ++position) {
-          errors.add(s, tok, tokens, position, position, p[position - 1][0], p[position - 1][1]);
-          ++rollouts;
-        }
-      }
+      one_step_errors(in, errors, rollouts);
     } else {
-      std::map<int, std::vector<const Sample*>> by_start;
-      for (const auto& s : samples) {
-        const int length = static_cast<int>(s.seq.tokens.size(0));
-        const int start = std::min(length - k, context - k + 1);
-        if (start >= 2 * s.seq.n_bodies + 1) by_start[start].push_back(&s);
-      }
-      for (const auto& [start, group] : by_start) {
-        auto tokens = stack_tokens(group, start, pad).to(device);
-        for (int i = 0; i < k; ++i)
-          tokens = torch::cat({tokens, greedy(model->forward(tokens), tok.bins).narrow(1, -1, 1)}, 1);
-        auto generated = tokens.cpu();
-        auto g = generated.accessor<std::int64_t, 3>();
-        for (size_t b = 0; b < group.size(); ++b) {
-          const auto* truth = group[b]->seq.tokens.data_ptr<std::int64_t>();
-          for (int position = start; position < start + k; ++position)
-            errors.add(*group[b], tok, truth, start, position, g[b][position][0], g[b][position][1]);
-          ++rollouts;
-        }
-      }
+      rollout_errors(in, k, errors, rollouts);
     }
     trajectory[std::to_string(k)] = errors.to_json(rollouts);
   }
+  return trajectory;
+}
 
-  // Length extrapolation: loss on the first factor x context positions of sequences that long.
+// Length extrapolation: loss on the first factor x context positions of sequences that long. Returns the
+// measured factors and, separately, the skipped ones with their reasons.
+std::pair<Json, Json> length_extrapolation(const EvalInputs& in, const ModelConfig& mc,
+                                           simulator::DatasetReader& reader, const EvalConfig& config) {
   Json extrapolation = Json::array();
   Json skipped = Json::array();
   for (int factor : config.length_factors) {
-    const int length = factor * context;
+    const int length = factor * in.context;
     if (factor > config.max_length_factor) {
       skipped.push_back(Json{{"factor", factor}, {"reason", "above max_length_factor"}});
       continue;
@@ -269,15 +267,15 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
           Json{{"factor", factor}, {"reason", "learned positions do not extend past the context"}});
       continue;
     }
-    TokenizerConfig long_tok = tok;
+    TokenizerConfig long_tok = in.tok;
     long_tok.rows = length + 1;
     double sum = 0;
     int used = 0;
-    for (std::int64_t i = 0; i < available && used < config.length_sequences; ++i) {
+    for (std::int64_t i = 0; i < reader.num_systems() && used < config.length_sequences; ++i) {
       auto system = reader.read_system(i);
       if (system.rows() < length) continue;
-      auto seq = encode(system, long_tok).tokens.unsqueeze(0).to(device);
-      sum += next_token_loss(model->forward(seq.narrow(1, 0, length)), seq.narrow(1, 1, length), pad)
+      auto seq = encode(system, long_tok).tokens.unsqueeze(0).to(in.device);
+      sum += next_token_loss(in.model->forward(seq.narrow(1, 0, length)), seq.narrow(1, 1, length), in.pad)
                  .item<double>();
       ++used;
     }
@@ -289,43 +287,75 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
     extrapolation.push_back(
         Json{{"factor", factor}, {"length", length}, {"sequences", used}, {"loss", sum / used}});
   }
+  return {extrapolation, skipped};
+}
 
-  // Attention diagnostics per layer and head.
+// Attention diagnostics per layer and head: row entropy, mean attended distance, share of all-zero rows.
+Json attention_diagnostics(const EvalInputs& in, int n_head, int max_sequences) {
   Json attention = Json::array();
-  {
-    std::vector<const Sample*> group;
-    for (size_t i = 0; i < samples.size() && static_cast<int>(group.size()) < config.attention_sequences; ++i)
-      if (samples[i].seq.tokens.size(0) == context + 1) group.push_back(&samples[i]);
-    if (!group.empty()) {
-      auto tokens = stack_tokens(group, context, pad).to(device);
-      auto maps = model->attention_maps(tokens);
-      auto distance = (torch::arange(context).unsqueeze(1) - torch::arange(context).unsqueeze(0))
-                          .clamp_min(0)
-                          .to(torch::kFloat64)
-                          .to(device);
-      for (size_t layer = 0; layer < maps.size(); ++layer) {
-        auto w = maps[layer].to(torch::kFloat64);  // [B, H, T, T]
-        auto plogp = torch::where(w > 0, w * torch::log(w.clamp_min(1e-300)), torch::zeros_like(w));
-        auto row_entropy = -plogp.sum(-1);                 // [B, H, T]
-        auto row_distance = (w * distance).sum(-1);        // [B, H, T]
-        auto zero = (w.sum(-1) == 0).to(torch::kFloat64);  // [B, H, T]
-        for (int h = 0; h < mc.n_head; ++h) {
-          attention.push_back(Json{{"layer", layer},
-                                   {"head", h},
-                                   {"entropy", row_entropy.select(1, h).mean().item<double>()},
-                                   {"mean_distance", row_distance.select(1, h).mean().item<double>()},
-                                   {"zero_rows", zero.select(1, h).mean().item<double>()}});
-        }
-      }
+  std::vector<const Sample*> group;
+  for (size_t i = 0; i < in.samples.size() && static_cast<int>(group.size()) < max_sequences; ++i)
+    if (in.samples[i].seq.tokens.size(0) == in.context + 1) group.push_back(&in.samples[i]);
+  if (group.empty()) return attention;
+  auto tokens = stack_tokens(group, in.context, in.pad).to(in.device);
+  auto maps = in.model->attention_maps(tokens);
+  auto distance = (torch::arange(in.context).unsqueeze(1) - torch::arange(in.context).unsqueeze(0))
+                      .clamp_min(0)
+                      .to(torch::kFloat64)
+                      .to(in.device);
+  for (size_t layer = 0; layer < maps.size(); ++layer) {
+    auto w = maps[layer].to(torch::kFloat64);  // [B, H, T, T]
+    auto plogp = torch::where(w > 0, w * torch::log(w.clamp_min(1e-300)), torch::zeros_like(w));
+    auto row_entropy = -plogp.sum(-1);                 // [B, H, T]
+    auto row_distance = (w * distance).sum(-1);        // [B, H, T]
+    auto zero = (w.sum(-1) == 0).to(torch::kFloat64);  // [B, H, T]
+    for (int h = 0; h < n_head; ++h) {
+      attention.push_back(Json{{"layer", layer},
+                               {"head", h},
+                               {"entropy", row_entropy.select(1, h).mean().item<double>()},
+                               {"mean_distance", row_distance.select(1, h).mean().item<double>()},
+                               {"zero_rows", zero.select(1, h).mean().item<double>()}});
     }
   }
+  return attention;
+}
 
+}  // namespace
+
+Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, const std::string& data_path,
+              const EvalConfig& config) {
+  configure_threads(config.threads);
+  EvalInputs in{
+      loaded.module, resolve_device(config.device), loaded.tokenizer, loaded.config.block_size, 0, {}};
+  in.pad = in.tok.pad_token();
+  in.model->to(in.device);
+  in.model->eval();
+  torch::NoGradGuard no_grad;
+  const ModelConfig& mc = loaded.config;
+
+  simulator::DatasetReader reader(data_path);
+  if (reader.num_systems() == 0) throw Error("dataset '" + data_path + "' holds no systems");
+  TokenizerConfig at_context = in.tok;
+  at_context.rows = in.context + 1;
+  std::int64_t clamped = 0, coordinates = 0;
+  for (std::int64_t i = 0; i < std::min<std::int64_t>(config.sequences, reader.num_systems()); ++i) {
+    Sample s{reader.read_system(i), {}};
+    s.seq = encode(s.system, at_context);
+    clamped += s.seq.clamped;
+    coordinates += 2 * (s.seq.tokens.size(0) - 1);  // row 0 is the cadence token
+    in.samples.push_back(std::move(s));
+  }
+
+  const Json next_token = next_token_metrics(in, config.batch_size);
+  const Json trajectory = trajectory_errors(in, config.rollout_steps);
+  const auto [extrapolation, skipped] = length_extrapolation(in, mc, reader, config);
+  const Json attention = attention_diagnostics(in, mc.n_head, config.attention_sequences);
   return Json{{"format", "orbitlaw-eval"},
               {"version", 1},
               {"checkpoint", checkpoint_path},
               {"data", data_path},
               {"model", mc.to_json()},
-              {"tokenizer", tok.to_json()},
+              {"tokenizer", in.tok.to_json()},
               {"train_state", loaded.train_state},
               {"settings", Json{{"sequences", config.sequences},
                                 {"batch_size", config.batch_size},
@@ -334,9 +364,9 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
                                 {"max_length_factor", config.max_length_factor},
                                 {"length_sequences", config.length_sequences},
                                 {"attention_sequences", config.attention_sequences},
-                                {"device", device.str()}}},
-              {"loss", loss},
-              {"accuracy", right_both / n},
+                                {"device", in.device.str()}}},
+              {"loss", next_token["loss"]},
+              {"accuracy", next_token["accuracy"]},
               {"clamped_coordinates",
                Json{{"count", clamped},
                     {"coordinates", coordinates},

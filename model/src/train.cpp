@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "orbitlaw/atomic_file.hpp"
+#include "orbitlaw/budget.hpp"
 #include "orbitlaw/data_parallel.hpp"
 #include "orbitlaw/model.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
@@ -231,54 +232,134 @@ std::string shared_settings(const Json& resolved_config, int step, std::uint64_t
   return shared.dump() + " step " + std::to_string(step) + " batch " + std::to_string(next_batch);
 }
 
-}  // namespace
-
-TrainResult train(const TrainRequest& request) {
-  const TrainConfig& tc = request.train;
-  const auto wall_start = std::chrono::steady_clock::now();
-  // Data parallel when launched like torchrun; ranks on one machine share its cores unless threads is set.
-  const auto launch = distributed::LaunchEnvironment::from_environment();
+// The device this rank trains on, with its CPU threads set: data parallel when launched like torchrun, where
+// ranks on one machine share its cores unless threads is set, and each takes the GPU of its LOCAL_RANK.
+torch::Device training_device(const TrainConfig& tc, const distributed::LaunchEnvironment& launch) {
   int threads = tc.threads;
   if (threads == 0 && launch.local_world_size > 1)
     threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / launch.local_world_size);
   configure_threads(threads);
   torch::Device device = resolve_device(tc.device);
   if (launch.distributed() && device.is_cuda() && (tc.device == "auto" || tc.device == "cuda")) {
-    // One GPU per rank, chosen by LOCAL_RANK (an explicit cuda:N is taken as given).
+    // An explicit cuda:N is taken as given.
     if (launch.local_rank >= static_cast<int>(torch::cuda::device_count()))
       throw Error("data parallel: LOCAL_RANK=" + std::to_string(launch.local_rank) + " but only " +
                   std::to_string(torch::cuda::device_count()) + " CUDA devices are visible");
     device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(launch.local_rank));
   }
-  const bool autocast = device.is_cuda() && tc.bf16;
   if (device.is_cuda()) enable_tf32();
-  distributed::DataParallel dp(launch, device);  // rendezvous first: a rank failing later fails its peers
-  const bool writer = dp.is_checkpoint_writer();
-  const int world = dp.world_size();
+  return device;
+}
 
+// A new training must not overwrite a checkpoint, and a resumed one needs one.
+void check_output_folder(const TrainRequest& request, const std::string& checkpoint_path) {
   fs::create_directories(request.out);
-  const std::string checkpoint_path = (fs::path(request.out) / "checkpoint.pt").string();
-  const std::string metrics_path = (fs::path(request.out) / "metrics.jsonl").string();
   if (!request.resume && fs::exists(checkpoint_path))
     throw Error("'" + checkpoint_path +
                 "' already exists; pass --resume to continue it or choose another --out");
   if (request.resume && !fs::exists(checkpoint_path))
     throw Error("--resume: no checkpoint at '" + checkpoint_path + "'");
+}
 
-  // Data: the whole of --data for training when --val is given, else its last val_fraction held out.
+Json training_provenance(const TrainRequest& request, distributed::DataParallel& dp) {
+  Json versions = simulator::library_versions();
+  versions.update(library_versions());
+  Json record = provenance_record("train", request.resolved_config, request.train.seed, versions);
+  record["data_parallel"] = Json{{"world_size", dp.world_size()},
+                                 {"backend", dp.backend_name()},
+                                 {"global_batch_size", dp.world_size() * request.train.batch_size}};
+  return record;
+}
+
+// Data: the whole of --data for training when --val is given, else its last val_fraction held out.
+std::pair<TokenStore, TokenStore> open_train_and_validation(const TrainRequest& request) {
   TokenStore data = TokenStore::open_any(request.data, request.tokenizer);
-  TokenStore train_store, val_store;
-  if (!request.val.empty()) {
-    train_store = data;
-    val_store = TokenStore::open_any(request.val, request.tokenizer);
-  } else {
-    if (data.size() < 2)
-      throw Error("'" + request.data + "' holds too few systems to hold out validation ones");
-    const auto n_val =
-        std::clamp<std::int64_t>(std::llround(tc.val_fraction * data.size()), 1, data.size() - 1);
-    train_store = data.slice(0, data.size() - n_val);
-    val_store = data.slice(data.size() - n_val, n_val);
+  if (!request.val.empty()) return {data, TokenStore::open_any(request.val, request.tokenizer)};
+  if (data.size() < 2)
+    throw Error("'" + request.data + "' holds too few systems to hold out validation ones");
+  const auto n_val =
+      std::clamp<std::int64_t>(std::llround(request.train.val_fraction * data.size()), 1, data.size() - 1);
+  return {data.slice(0, data.size() - n_val), data.slice(data.size() - n_val, n_val)};
+}
+
+// AdamW's parameter groups: weight decay on matrices (and embedding tables) only.
+std::vector<torch::optim::OptimizerParamGroup> parameter_groups(Gpt& model, const TrainConfig& tc,
+                                                                const torch::optim::AdamWOptions& options) {
+  std::vector<torch::Tensor> decay, no_decay;
+  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
+                                 torch::optim::AdamWOptions(options).weight_decay(tc.weight_decay)));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
+                                    torch::optim::AdamWOptions(options).weight_decay(0)));
+  return groups;
+}
+
+// Where a training run starts: from scratch, or where its checkpoint says a resumed one stopped.
+struct StartPoint {
+  int step = 0;
+  std::int64_t tokens = 0;
+  std::uint64_t next_batch = 0;
+  double elapsed_before = 0;  // seconds spent in earlier runs of a resumed training
+};
+
+StartPoint start_point(const TrainRequest& request, const std::string& checkpoint_path,
+                       CheckpointContent& content, Gpt& model, torch::optim::AdamW& optimizer) {
+  if (!request.resume) return {};
+  const auto state = load_checkpoint(checkpoint_path, content, model, &optimizer).train_state;
+  return {state.value("step", 0), state.value("tokens", std::int64_t{0}),
+          state.value("next_batch", std::uint64_t{0}), state.value("elapsed_s", 0.0)};
+}
+
+// Fixed validation batches (their own seed), so every evaluation measures the same sequences. Batches are
+// global: each rank takes its slice of world x batch_size sequences.
+std::vector<torch::Tensor> validation_batches(const TokenStore& store, const TrainConfig& tc,
+                                              int global_batch, int length) {
+  std::vector<torch::Tensor> batches;
+  for (int i = 0; i < tc.eval_batches; ++i)
+    batches.push_back(sample_batch(store, tc.seed ^ 0x5a17ULL, i, global_batch, length));
+  return batches;
+}
+
+// One optimizer step of grad_accum micro-batches at learning rate `lr`; returns the step's mean loss over
+// every rank.
+double optimizer_step(Gpt& model, torch::optim::AdamW& optimizer, Prefetcher& prefetch,
+                      distributed::DataParallel& dp, const torch::Device& device, bool autocast,
+                      std::int64_t pad, const TrainConfig& tc, double lr) {
+  for (auto& group : optimizer.param_groups())
+    static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+  optimizer.zero_grad();
+  double step_loss = 0;
+  for (int micro = 0; micro < tc.grad_accum; ++micro) {
+    const torch::Tensor loss = rank_loss(model, prefetch.next(), dp, device, autocast, pad);
+    (loss / tc.grad_accum).backward();
+    step_loss += loss.item<double>() / tc.grad_accum;
   }
+  // Mean gradients over the ranks before clipping, so every rank clips and steps the same global gradient.
+  dp.average_gradients(*model);
+  step_loss = dp.average(step_loss);
+  if (tc.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), tc.grad_clip);
+  optimizer.step();
+  return step_loss;
+}
+
+}  // namespace
+
+TrainResult train(const TrainRequest& request) {
+  const TrainConfig& tc = request.train;
+  const Budget budget(tc.budget_seconds());  // this session's wall clock, and its limit if any
+  const auto launch = distributed::LaunchEnvironment::from_environment();
+  const torch::Device device = training_device(tc, launch);
+  const bool autocast = device.is_cuda() && tc.bf16;
+  distributed::DataParallel dp(launch, device);  // rendezvous first: a rank failing later fails its peers
+  const bool writer = dp.is_checkpoint_writer();
+  const int world = dp.world_size();
+
+  const std::string checkpoint_path = (fs::path(request.out) / "checkpoint.pt").string();
+  const std::string metrics_path = (fs::path(request.out) / "metrics.jsonl").string();
+  check_output_folder(request, checkpoint_path);
+
+  const auto [train_store, val_store] = open_train_and_validation(request);
   const int length = request.model.block_size + 1;   // inputs are the first block_size positions
   const Json train_summary = train_store.summary();  // recorded in every checkpoint (what a probe may ask)
 
@@ -288,72 +369,48 @@ TrainResult train(const TrainRequest& request) {
   model->train();
   // Ranks draw their own dropout masks (the same stream would drop the same units in every slice).
   if (world > 1) torch::manual_seed(tc.seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(dp.rank()));
-  std::vector<torch::Tensor> decay, no_decay;  // weight decay on matrices (and embedding tables) only
-  for (auto& p : model->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
-  auto options = torch::optim::AdamWOptions(tc.lr).betas({tc.beta1, tc.beta2});
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(
-                                 torch::optim::AdamWOptions(options).weight_decay(tc.weight_decay)));
-  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(
-                                    torch::optim::AdamWOptions(options).weight_decay(0)));
-  torch::optim::AdamW optimizer(std::move(groups), options);
+  const auto options = torch::optim::AdamWOptions(tc.lr).betas({tc.beta1, tc.beta2});
+  torch::optim::AdamW optimizer(parameter_groups(model, tc, options), options);
 
   CheckpointContent content{request.model, request.tokenizer, Json::object(), Json::object()};
-  int step = 0;
-  std::int64_t tokens = 0;
-  std::uint64_t next_batch = 0;
-  double elapsed_before = 0;  // seconds spent in earlier runs of a resumed training
-  if (request.resume) {
-    auto loaded = load_checkpoint(checkpoint_path, content, model, &optimizer);
-    step = loaded.train_state.value("step", 0);
-    tokens = loaded.train_state.value("tokens", std::int64_t{0});
-    next_batch = loaded.train_state.value("next_batch", std::uint64_t{0});
-    elapsed_before = loaded.train_state.value("elapsed_s", 0.0);
-    if (writer) truncate_metrics(metrics_path, step);
-  } else if (writer) {
-    fs::remove(metrics_path);
+  const StartPoint start = start_point(request, checkpoint_path, content, model, optimizer);
+  if (writer) {
+    if (request.resume) {
+      truncate_metrics(metrics_path, start.step);
+    } else {
+      fs::remove(metrics_path);
+    }
   }
-  check_ranks_agree(dp, shared_settings(request.resolved_config, step, next_batch));
+  int step = start.step;
+  std::int64_t tokens = start.tokens;
+  check_ranks_agree(dp, shared_settings(request.resolved_config, step, start.next_batch));
   dp.broadcast_parameters(*model);  // no-op alone; with equal seeds and checkpoints a safeguard
-  Json versions = simulator::library_versions();
-  versions.update(library_versions());
-  content.provenance = provenance_record("train", request.resolved_config, tc.seed, versions);
-  content.provenance["data_parallel"] = Json{
-      {"world_size", world}, {"backend", dp.backend_name()}, {"global_batch_size", world * tc.batch_size}};
+  content.provenance = training_provenance(request, dp);
   if (writer)
     write_text_atomic((fs::path(request.out) / "train.provenance.json").string(),
                       content.provenance.dump(2) + "\n");
 
-  // Fixed validation batches (their own seed), so every evaluation measures the same sequences. Batches are
-  // global: each rank takes its slice of world x batch_size sequences.
   const int global_batch = world * tc.batch_size;
-  std::vector<torch::Tensor> val_batches;
-  for (int i = 0; i < tc.eval_batches; ++i)
-    val_batches.push_back(sample_batch(val_store, tc.seed ^ 0x5a17ULL, i, global_batch, length));
+  const std::vector<torch::Tensor> val_batches = validation_batches(val_store, tc, global_batch, length);
 
   std::ofstream metrics;  // rank 0 alone writes the metrics
   if (writer) metrics.open(metrics_path, std::ios::app);
-  Prefetcher prefetch(train_store, tc.seed, next_batch, global_batch, length, tc.prefetch);
-  std::unique_ptr<Progress> progress;
-  if (!request.quiet && writer) {
-    progress = std::make_unique<Progress>("train", tc.max_steps, "steps");
-    progress->set(step);
-  }
+  Prefetcher prefetch(train_store, tc.seed, start.next_batch, global_batch, length, tc.prefetch);
+  std::unique_ptr<Progress> progress;  // rank 0's, on a terminal
+  if (!request.quiet && writer) progress = std::make_unique<Progress>("train", tc.max_steps, "steps");
+  if (progress) progress->set(step);
 
   TrainResult result;
   result.final_val_loss = std::numeric_limits<double>::quiet_NaN();
   const std::int64_t tokens_per_step = static_cast<std::int64_t>(global_batch) * tc.grad_accum * (length - 1);
-  auto interval_start = std::chrono::steady_clock::now();
+  Budget interval;  // the clock of the tokens/s figure, restarted at each metrics line
   std::int64_t interval_tokens = 0;
-  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
   auto save = [&](bool stopped) {
     content.train_state =
         Json{{"step", step},
              {"tokens", tokens},
              {"next_batch", prefetch.next_index()},
-             {"elapsed_s", elapsed_before + seconds_since(wall_start)},
+             {"elapsed_s", start.elapsed_before + budget.elapsed()},
              {"train_loss", result.final_train_loss},
              {"val_loss", std::isnan(result.final_val_loss) ? Json(nullptr) : Json(result.final_val_loss)},
              {"stopped_by_time_limit", stopped},
@@ -364,29 +421,15 @@ TrainResult train(const TrainRequest& request) {
 
   while (step < tc.max_steps) {
     const double lr = learning_rate(tc, step);
-    for (auto& group : optimizer.param_groups())
-      static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
-    optimizer.zero_grad();
-    double step_loss = 0;
-    for (int micro = 0; micro < tc.grad_accum; ++micro) {
-      const torch::Tensor loss =
-          rank_loss(model, prefetch.next(), dp, device, autocast, request.tokenizer.pad_token());
-      (loss / tc.grad_accum).backward();
-      step_loss += loss.item<double>() / tc.grad_accum;
-    }
-    // Mean gradients over the ranks before clipping, so every rank clips and steps the same global gradient.
-    dp.average_gradients(*model);
-    step_loss = dp.average(step_loss);
-    if (tc.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), tc.grad_clip);
-    optimizer.step();
+    const double step_loss = optimizer_step(model, optimizer, prefetch, dp, device, autocast,
+                                            request.tokenizer.pad_token(), tc, lr);
     ++step;
     tokens += tokens_per_step;
     interval_tokens += tokens_per_step;
     result.final_train_loss = step_loss;
 
     // Any rank out of time stops them all at the same step (one alone would leave the others waiting).
-    const bool out_of_time =
-        tc.budget_seconds() > 0 && dp.any(seconds_since(wall_start) >= tc.budget_seconds());
+    const bool out_of_time = budget.limited() && dp.any(budget.exhausted());
     const bool last = step == tc.max_steps || out_of_time;
     Json line{{"step", step}, {"tokens", tokens}, {"train_loss", step_loss}, {"lr", lr}};
     if (step % tc.eval_interval == 0 || last) {
@@ -394,11 +437,11 @@ TrainResult train(const TrainRequest& request) {
       line["val_loss"] = result.final_val_loss;
     }
     if (writer && (step % tc.log_interval == 0 || last || line.contains("val_loss"))) {
-      const double interval_s = seconds_since(interval_start);
+      const double interval_s = interval.elapsed();
       line["tokens_per_s"] = interval_s > 0 ? interval_tokens / interval_s : 0.0;
-      line["elapsed_s"] = elapsed_before + seconds_since(wall_start);
+      line["elapsed_s"] = start.elapsed_before + budget.elapsed();
       metrics << line.dump() << "\n" << std::flush;
-      interval_start = std::chrono::steady_clock::now();
+      interval = Budget();
       interval_tokens = 0;
     }
     if (progress) {

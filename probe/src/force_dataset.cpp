@@ -6,7 +6,7 @@
 
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/probe/force_vectors.hpp"  // visible_planet_rows
-#include "rng.hpp"
+#include "orbitlaw/random.hpp"
 #include "row_tables.hpp"
 
 namespace orbitlaw::probe {
@@ -21,9 +21,9 @@ void check_two_body(const simulator::System& system, std::int64_t index) {
   }
 }
 
-std::vector<int> draw_rows(std::vector<int> rows, int count, detail::SplitMix64& rng) {
+std::vector<int> draw_rows(std::vector<int> rows, int count, SplitMix64& rng) {
   if (count <= 0 || count >= static_cast<int>(rows.size())) return rows;
-  detail::shuffle(rows, rng);
+  shuffle(rows, rng);
   rows.resize(count);
   std::sort(rows.begin(), rows.end());
   return rows;
@@ -148,8 +148,8 @@ ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const F
 
   std::vector<std::int64_t> order(n);
   for (std::int64_t i = 0; i < n; ++i) order[i] = i;
-  detail::SplitMix64 split_rng(detail::derive_seed(config.seed, 1));
-  detail::shuffle(order, split_rng);
+  SplitMix64 split_rng(derive_seed(config.seed, 1));
+  shuffle(order, split_rng);
 
   ForceDataset dataset;
   dataset.dim = reader.dim();
@@ -165,7 +165,7 @@ ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const F
   auto rows_of = [&](std::int64_t index, int count) {
     simulator::System system = reader.read_system(index);
     check_two_body(system, index);
-    detail::SplitMix64 rng(detail::derive_seed(config.seed, 1000 + static_cast<std::uint64_t>(index)));
+    SplitMix64 rng(derive_seed(config.seed, 1000 + static_cast<std::uint64_t>(index)));
     return force_rows(system, index, draw_rows(visible_planet_rows(system, config.observed_rows), count, rng),
                       config.target);
   };

@@ -7,7 +7,7 @@
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/oracles.hpp"
-#include "rng.hpp"
+#include "orbitlaw/random.hpp"
 #include "row_tables.hpp"
 
 namespace orbitlaw::probe {
@@ -135,8 +135,8 @@ ForceVectorSplit split_force_vector_system(const simulator::System& system, std:
                 std::to_string(rows.size()) + " planet rows, too few for train, validation and test rows");
   }
   // Each system's draw comes from its own stream, so it does not depend on the other systems.
-  detail::SplitMix64 rng(detail::derive_seed(config.seed, 5000 + static_cast<std::uint64_t>(index)));
-  detail::shuffle(rows, rng);
+  SplitMix64 rng(derive_seed(config.seed, 5000 + static_cast<std::uint64_t>(index)));
+  shuffle(rows, rng);
   auto part = [&](std::size_t begin, std::size_t end) {
     std::vector<int> chosen(rows.begin() + static_cast<std::ptrdiff_t>(begin),
                             rows.begin() + static_cast<std::ptrdiff_t>(end));

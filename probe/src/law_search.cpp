@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "orbitlaw/error.hpp"
-#include "rng.hpp"
+#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::probe {
 
@@ -70,9 +70,9 @@ std::vector<std::vector<std::int64_t>> draw_galaxies(const Eigen::VectorXd& near
   const auto rows = std::min<std::int64_t>(static_cast<std::int64_t>(order.size()), options.galaxy_rows);
   std::vector<std::vector<std::int64_t>> galaxies;
   for (int g = 0; g < options.galaxies; ++g) {
-    detail::SplitMix64 rng(detail::derive_seed(options.seed, 100 + static_cast<std::uint64_t>(g)));
+    SplitMix64 rng(derive_seed(options.seed, 100 + static_cast<std::uint64_t>(g)));
     auto pool = order;
-    detail::shuffle(pool, rng);
+    shuffle(pool, rng);
     pool.resize(rows);
     std::sort(pool.begin(), pool.end());
     galaxies.push_back(std::move(pool));
@@ -191,7 +191,7 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
     Eigen::VectorXd y(static_cast<Eigen::Index>(galaxy.rows.size()));
     for (Eigen::Index i = 0; i < y.size(); ++i) y[i] = predicted[galaxy.rows[i]];
     sr::Options search = options.search;
-    search.seed = detail::derive_seed(options.seed, 200 + static_cast<std::uint64_t>(g));
+    search.seed = derive_seed(options.seed, 200 + static_cast<std::uint64_t>(g));
     galaxy.result = sr::search(X, y, law_variables(), search);
     if (galaxy.result.best < 0 || galaxy.result.front.empty()) {
       throw Error("law search: the symbolic regression returned no front for galaxy " + std::to_string(g));

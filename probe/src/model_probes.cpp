@@ -9,7 +9,7 @@
 
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/probe/statistics.hpp"
-#include "rng.hpp"
+#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::probe {
 
@@ -272,7 +272,7 @@ HeadFit fit_head(const model::LoadedModel& loaded, const EncodedSystems& encoded
                options.time_limit_seconds;
   };
   evaluate(0);
-  detail::SplitMix64 rng(detail::derive_seed(options.seed, 7));
+  SplitMix64 rng(derive_seed(options.seed, 7));
   for (int step = 1; step <= options.steps; ++step) {
     net->train();
     std::vector<const SystemRows*> chunk;

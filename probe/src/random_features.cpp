@@ -5,7 +5,7 @@
 
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/probe/regression.hpp"
-#include "rng.hpp"
+#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::probe {
 
@@ -17,7 +17,7 @@ Eigen::MatrixXd random_features(const ForceRows& rows, const RandomFeatureOption
   for (std::int64_t i = 0; i < rows.size(); ++i) {
     const auto key =
         static_cast<std::uint64_t>(rows.system[i]) * 1000003ull + static_cast<std::uint64_t>(rows.row[i]);
-    detail::SplitMix64 rng(detail::derive_seed(options.seed, 7000 + key));
+    SplitMix64 rng(derive_seed(options.seed, 7000 + key));
     // Box-Muller on two uniforms in (0, 1].
     for (int j = 0; j < options.features; ++j) {
       const double u1 = (static_cast<double>(rng.next() >> 11) + 1.0) * 0x1.0p-53;

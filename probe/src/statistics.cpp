@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/units.hpp"
 
 namespace orbitlaw::probe {
 
@@ -148,7 +149,7 @@ Json PowerLawFit::json() const {
               {"r2_log", r2_log},
               {"rows", rows},
               {"dropped", dropped},
-              {"c_minus_ln_g", estimate[0] - std::log(39.47841760435743)}};
+              {"c_minus_ln_g", estimate[0] - std::log(kGravitationalConstant)}};
 }
 
 }  // namespace orbitlaw::probe

@@ -3,7 +3,7 @@
 
 #include "orbitlaw/error.hpp"
 #include "orbitlaw/simulator.hpp"
-#include "random.hpp"
+#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::simulator {
 
@@ -101,7 +101,7 @@ SimulationConfig preset_defaults(const std::string& preset) {
 int steps_for(const SimulationConfig& config, int n_bodies) { return (config.sequence_rows - 1) / n_bodies; }
 
 SampledSystem sample_system(const SimulationConfig& config, std::int64_t index, int attempt) {
-  Random rng(config.seed, static_cast<std::uint64_t>(index), static_cast<std::uint64_t>(attempt));
+  Xoshiro256 rng(config.seed, static_cast<std::uint64_t>(index), static_cast<std::uint64_t>(attempt));
   SampledSystem out;
   out.cadence = config.cadences[static_cast<std::size_t>(
       rng.uniform_int(0, static_cast<int>(config.cadences.size()) - 1))];

@@ -14,10 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "orbitlaw/units.hpp"
+
 namespace orbitlaw::simulator {
 
-inline constexpr double kGravitationalConstant =
-    4.0 * std::numbers::pi * std::numbers::pi;  // AU^3/(Msun yr^2)
+using orbitlaw::kGravitationalConstant;  // G = 4 pi^2 in AU^3/(Msun yr^2), from units.hpp
 
 // The force law (docs/design.md section 2): every pair attracts with F = G m1 m2 / r^k, so body i accelerates
 // by G m_j d / r^(k+1) with d = x_j - x_i, and the pair potential is U = -G m1 m2 / ((k - 1) r^(k-1)).

@@ -9,11 +9,9 @@
 
 #include "orbitlaw/config.hpp"
 #include "orbitlaw/dataset.hpp"
+#include "orbitlaw/units.hpp"
 
 namespace orbitlaw::probe {
-
-// G in AU^3 / (Msun yr^2).
-inline constexpr double kGravitationalConstant = 39.47841760435743;
 
 // What a probe predicts (docs/design.md section 6). kForce: the magnitude of the force the star exerts on
 // the planet, G m1 m2 / r^2 (Vafa et al.'s target). kAcceleration: the magnitude of the planet's acceleration

@@ -1,7 +1,7 @@
 #pragma once
 // One probe run as `orbitlaw probe` performs it: build the force dataset, run the probes (fine-tune, linear,
 // KNN, Newton), write predictions.h5, run the law searches on the predictions (sr.json), and record
-// provenance. Config keys (all optional), with their defaults in run.cpp:
+// provenance. Config keys (all optional), with their defaults in run_config.cpp:
 //   seed, threads, device ("auto": CUDA when available; "cpu", "cuda", "cuda:N"), time_limit_seconds (a wall
 //   budget for the whole run, 0 = none: the model probes get its first half, each law search an equal share
 //   of the rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
