@@ -1,5 +1,6 @@
 // orbitlaw inspect: Describe an orbitlaw HDF5 dataset, or print one system's table.
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -8,6 +9,7 @@
 #include "cli_common.hpp"
 #include "orbitlaw/dataset.hpp"
 #include "orbitlaw/error.hpp"
+#include "orbitlaw/nbody.hpp"
 
 namespace orbitlaw::cli {
 
@@ -92,6 +94,20 @@ RowScan scan_rows(const simulator::DatasetReader& reader, const simulator::Datas
   return scan;
 }
 
+// The law the data was generated under: k of F = G m1 m2 / r^k, in its shortest exact decimal form. A file
+// without the force_law_exponent attribute was written before the force law existed, under Newton.
+void print_force_law(const simulator::DatasetReader& reader) {
+  const double k = reader.force_law_exponent();
+  char digits[32];
+  const auto end = std::to_chars(digits, digits + sizeof digits, k).ptr;
+  const std::string exponent(digits, end);
+  const char* note = !reader.attributes().contains("force_law_exponent")
+                         ? "Newton; no force_law_exponent attribute, written before it existed"
+                     : k == simulator::kNewtonExponent ? "Newton"
+                                                       : "counterfactual, not Newton";
+  std::printf("force law       F = G m1 m2 / r^%s (%s)\n", exponent.c_str(), note);
+}
+
 void print_summary(const simulator::DatasetReader& reader, const TokenRange& range) {
   const auto table = reader.read_system_table();
   const RowScan scan = scan_rows(reader, table, range);
@@ -106,6 +122,7 @@ void print_summary(const simulator::DatasetReader& reader, const TokenRange& ran
   std::printf("preset          %s, seed %s, dim %d, integrator %s (abs_tol %s, rel_tol %s)\n",
               text("preset").c_str(), text("seed").c_str(), reader.dim(), text("integrator").c_str(),
               text("abs_tol").c_str(), text("rel_tol").c_str());
+  print_force_law(reader);
   if (a.contains("merged_from")) {
     std::printf("merged          %zu shards (virtual dataset)\n", a["merged_from"].size());
   } else if (a.value("shard_count", std::int64_t{1}) > 1) {

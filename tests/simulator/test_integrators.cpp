@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "orbitlaw/simulator.hpp"
+#include "test_systems.hpp"
 
 using namespace orbitlaw::simulator;
 
@@ -101,16 +102,7 @@ TEST(Integrators, SymplecticConvergesWithOrderFour) {
 }
 
 TEST(Integrators, ConservationInFivePlanetSystem) {
-  std::vector<OrbitalElements> planets(5);
-  std::vector<double> masses = {1e-3, 3e-4, 5e-5, 2e-4, 1e-6};
-  const double a[5] = {1.0, 2.2, 4.1, 7.5, 15.0};
-  for (int p = 0; p < 5; ++p) {
-    planets[p].a = a[p];
-    planets[p].e = 0.05 * (p + 1);
-    planets[p].omega = 1.3 * p;
-    planets[p].M0 = 0.9 * p;
-  }
-  const auto ic = make_system(1.2, masses, planets, 2);
+  const auto ic = test::five_planet_system();
   std::vector<double> times;
   for (int k = 0; k < 166; ++k) times.push_back(0.5 * k);  // the vafa-paper span of a 6-planet system
   for (auto kind : {IntegratorKind::kRungeKuttaFehlberg78, IntegratorKind::kBulirschStoer}) {

@@ -32,6 +32,8 @@ TEST(SimulateCli, WritesDatasetProvenanceAndInspects) {
   ASSERT_EQ(info.exit_code, 0) << info.output;
   EXPECT_NE(info.output.find("systems         20"), std::string::npos) << info.output;
   EXPECT_NE(info.output.find("bodies/system   2:20"), std::string::npos) << info.output;
+  EXPECT_NE(info.output.find("force law       F = G m1 m2 / r^2 (Newton)\n"), std::string::npos)
+      << info.output;
   auto one = run_orbitlaw("inspect " + out.string() + " --system 4");
   ASSERT_EQ(one.exit_code, 0) << one.output;
   EXPECT_NE(one.output.find("system 4: 2 bodies"), std::string::npos) << one.output;
@@ -96,6 +98,35 @@ TEST(SimulateCli, ShardsAndMerge) {
   EXPECT_NE(info.output.find("has changed since the merge"), std::string::npos) << info.output;
 }
 
+// A counterfactual law set on the command line reaches the data: the root attribute holds k, inspect names
+// the law, and the merged dataset of two k = 2.5 shards still says k = 2.5.
+TEST(SimulateCli, CounterfactualForceLawIsRecordedAndShown) {
+  const auto dir = scratch_dir() / "law";
+  std::string files;
+  for (int i = 0; i < 2; ++i) {
+    const auto shard = dir / ("part" + std::to_string(i) + ".h5");
+    const std::string law = "--set sequence_rows=41 --set force_law.exponent=2.5";
+    auto r = run_orbitlaw("simulate --preset two-body --systems 4 -q " + law + " --shard " +
+                          std::to_string(i) + "/2 --out " + shard.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    files.append(" ").append(shard.string());
+  }
+  const std::string shard0 = (dir / "part0.h5").string();
+  auto info = run_orbitlaw("inspect " + shard0);
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("force law       F = G m1 m2 / r^2.5 (counterfactual, not Newton)\n"),
+            std::string::npos)
+      << info.output;
+  auto attributes = run_orbitlaw("inspect " + shard0 + " --attributes");
+  ASSERT_EQ(attributes.exit_code, 0) << attributes.output;
+  EXPECT_NE(attributes.output.find("\"force_law_exponent\": 2.5"), std::string::npos) << attributes.output;
+  auto merged = run_orbitlaw("simulate --merge" + files + " --out " + (dir / "all.h5").string());
+  ASSERT_EQ(merged.exit_code, 0) << merged.output;
+  info = run_orbitlaw("inspect " + (dir / "all.h5").string());
+  ASSERT_EQ(info.exit_code, 0) << info.output;
+  EXPECT_NE(info.output.find("r^2.5 (counterfactual"), std::string::npos) << info.output;
+}
+
 // Numbers that used to be reinterpreted silently: a negative count fell back to the default, a negative seed
 // wrapped to 2^64 - 7, a fraction was truncated, and work beyond the disk ran until killed.
 TEST(SimulateCli, OutOfRangeNumbersAreRefused) {
@@ -135,6 +166,10 @@ TEST(SimulateCli, BadInputIsOneLineErrorAndNoOutput) {
        "eccentricity"},
       {"--shard 2/2", "--shard must be i/n"},
       {"--integrator leapfrog", "unknown integrator"},
+      {"--set force_law.exponent=3.5", "force_law.exponent must be a finite number with 1 < k < 3"},
+      {"--set force_law.exponent=1", "force_law.exponent must be a finite number with 1 < k < 3"},
+      {"--set force_law.exponant=2.5", "unknown key 'exponant'"},
+      {"--integrator kepler --set force_law.exponent=2.5", "'kepler' follows analytic Newtonian orbits"},
   };
   for (const auto& [args, message] : cases) {
     auto r = run_orbitlaw("simulate -q --systems 2 " + args + " --out " + out);
