@@ -89,7 +89,10 @@ void add_sr_command(CLI::App& app) {
   sub->add_option("--threads", flags.threads, "worker threads")->check(int_range);
   sub->add_option("--time-limit", flags.time_limit, "seconds (0: none)");
   sub->add_option("--iterations", flags.iterations, "iterations")->check(int_range);
-  sub->add_option("--loss", flags.loss, "l2, l1, relative, log or thresholded_l1");
+  sub->add_option(
+      "--loss", flags.loss,
+      "auto (default: log when y > 0 spans more than two decades, else l2), l2, l1, relative, log "
+      "or thresholded_l1");
   sub->add_option(
       "--target", flags.target,
       "a law to compare with (e.g. \"m1*m2/r^2\"): is the best expression equal to it up to a constant "
@@ -185,11 +188,13 @@ void add_sr_command(CLI::App& app) {
     }
 
     const sr::Result result = sr::search(X, y, x_names, o, weights_name.empty() ? nullptr : &w);
-    std::printf("sr: %lld rows, x = %s, y = %s, loss %s, %d iterations, %.1f s\n",
+    std::printf("sr: %lld rows, x = %s, y = %s, loss %s%s, %d iterations, %.1f s\n",
                 static_cast<long long>(X.rows()),
                 x_value.is_string() ? x_value.get<std::string>().c_str() : x_value.dump().c_str(),
-                y_name.c_str(), sr::to_string(o.loss).c_str(), result.iterations_run, result.seconds);
+                y_name.c_str(), sr::to_string(result.loss).c_str(),
+                result.loss_auto ? " (chosen by auto)" : "", result.iterations_run, result.seconds);
     print_front(result);
+    for (const auto& notice : result.notices) std::printf("notice:   %s\n", notice.c_str());
     Json equivalence;
     if (!target.empty() && result.best >= 0) {
       const sr::Equivalence e = sr::check_equivalence(result.front[result.best].expr, *target_law, X, rule);

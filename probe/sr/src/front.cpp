@@ -28,7 +28,8 @@ std::string number(double v) {
 }  // namespace
 
 double loss_floor(LossKind kind, double reference) {
-  bool squared = kind == LossKind::kL2 || kind == LossKind::kRelative || kind == LossKind::kLog;
+  // kAuto resolves to a squared loss whatever the data.
+  bool squared = kind != LossKind::kL1 && kind != LossKind::kThresholdedL1;
   return (squared ? 1e-24 : 1e-12) * reference;
 }
 
@@ -93,6 +94,9 @@ Json result_json(const Result& result) {
                      {"expression", e.json}});
   }
   return {{"front", front},
+          {"loss", to_string(result.loss)},
+          {"loss_chosen_by", result.loss_auto ? "auto" : "options"},
+          {"notices", result.notices},
           {"best", result.best},
           {"highest_score", result.highest_score},
           {"most_accurate", result.most_accurate},

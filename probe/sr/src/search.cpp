@@ -7,9 +7,11 @@
 // Selection: tournaments on fitness = ln(loss / loss of the best constant) + parsimony * complexity; the
 // oldest member is replaced by each child (age-regularised evolution). Every child has its constants fitted
 // by Levenberg-Marquardt (on a batch when batch_size is set) before its loss on all rows is measured.
+#include <Eigen/QR>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <thread>
 
@@ -252,6 +254,53 @@ void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
   }
 }
 
+bool has_op(const OperatorSet& set, Op op) {
+  return std::find(set.unary.begin(), set.unary.end(), op) != set.unary.end() ||
+         std::find(set.binary.begin(), set.binary.end(), op) != set.binary.end();
+}
+
+std::string short_number(double v, const char* format = "%.4g") {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, format, v);
+  return buffer;
+}
+
+// When every input and the target are positive and the operators cannot write a real power, fits the power
+// law y = c * x1^a1 * x2^a2 ... by least squares in logarithms. If it beats `best_loss` (the front's most
+// accurate loss) by more than a factor 2 and some exponent is not a whole number (nor a half with sqrt on),
+// the operator it needs is off: returns a one-line notice saying so, else nothing.
+std::optional<std::string> power_law_notice(const Eigen::MatrixXd& X, const Eigen::ArrayXd& y,
+                                            const std::vector<std::string>& names, const OperatorSet& set,
+                                            LossKind kind, const Eigen::ArrayXd* weights, double best_loss,
+                                            double floor) {
+  if (has_op(set, Op::kPow) || (has_op(set, Op::kExp) && has_op(set, Op::kLog))) return std::nullopt;
+  if (!((X.array() > 0).all() && (y > 0).all())) return std::nullopt;
+  Eigen::MatrixXd A(X.rows(), X.cols() + 1);
+  A.col(0).setOnes();
+  A.rightCols(X.cols()) = X.array().log().matrix();
+  const Eigen::VectorXd coef = A.colPivHouseholderQr().solve(y.log().matrix());
+  const double power_loss = loss_of((A * coef).array().exp(), y, kind, weights);
+  if (!(std::max(power_loss, floor) < 0.5 * std::max(best_loss, floor))) return std::nullopt;
+  const bool sqrt_on = has_op(set, Op::kSqrt);
+  bool needs_pow = false, needs_root = false;
+  std::string law = short_number(std::exp(coef[0]));
+  for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    const double a = coef[j + 1];
+    if (std::abs(a) < 0.05) continue;  // this input hardly matters
+    law += "*" + names[j] + "^" + short_number(a, "%.3g");
+    if (std::abs(a - std::round(a)) < 0.05) continue;  // * and / write whole powers
+    if (std::abs(2 * a - std::round(2 * a)) < 0.1) {
+      needs_root = needs_root || !sqrt_on;
+    } else {
+      needs_pow = true;
+    }
+  }
+  if (!needs_pow && !needs_root) return std::nullopt;
+  return "a power law fitted in logarithms beats every expression found (loss " + short_number(power_loss) +
+         " against " + short_number(best_loss) + "): " + law + "; its exponents need " +
+         (needs_pow ? "the operator pow" : "the operator sqrt or pow") + ", which is off";
+}
+
 }  // namespace
 
 void validate(const Options& o) {
@@ -286,9 +335,11 @@ void validate(const Options& o) {
 }
 
 Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
-              const Options& options, const Eigen::VectorXd* weights) {
-  validate(options);
+              const Options& requested, const Eigen::VectorXd* weights) {
+  validate(requested);
   check_data(X, y, names, weights);
+  Options options = requested;
+  options.loss = resolve_loss(requested.loss, y);
   check_targets(y.array(), options.loss);
 
   Problem problem{X, y.array(), std::nullopt, options,
@@ -379,6 +430,14 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
     candidates.push_back(std::move(entry));
   }
   Result front = make_front(std::move(candidates), names, problem.loss_floor);
+  if (front.most_accurate >= 0) {
+    const auto notice =
+        power_law_notice(X, problem.y, names, problem.operators, options.loss, weights ? &w : nullptr,
+                         front.front[front.most_accurate].loss, problem.loss_floor);
+    if (notice) front.notices.push_back(*notice);
+  }
+  front.loss = options.loss;
+  front.loss_auto = requested.loss == LossKind::kAuto;
   front.iterations_run = result.iterations_run;
   front.evaluations = evaluations;
   front.seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -23,10 +23,16 @@ namespace orbitlaw::sr {
 //   kRelative      ((pred - y) / y)^2              (y must be non-zero)
 //   kLog           (ln pred - ln y)^2              (y must be > 0; pred <= 0 makes the loss infinite)
 //   kThresholdedL1 max(1e-8, |pred - y|) - 1e-8    (Vafa et al.'s loss)
-enum class LossKind { kL2, kL1, kRelative, kLog, kThresholdedL1 };
-// "l2", "l1", "relative", "log", "thresholded_l1"; throws orbitlaw::Error naming the bad value.
+//   kAuto          chosen from the targets by choose_loss() before the search starts
+enum class LossKind { kL2, kL1, kRelative, kLog, kThresholdedL1, kAuto };
+// "l2", "l1", "relative", "log", "thresholded_l1", "auto"; throws orbitlaw::Error naming the bad value.
 LossKind parse_loss_kind(const std::string& name);
 std::string to_string(LossKind kind);
+// The loss kAuto stands for: kLog when every target is positive and they span more than two decades
+// (max / min > 100), where a squared error would be decided by the largest rows alone; kL2 otherwise.
+LossKind choose_loss(const Eigen::VectorXd& y);
+// `kind`, or choose_loss(y) for kAuto.
+LossKind resolve_loss(LossKind kind, const Eigen::VectorXd& y);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Expressions.
@@ -104,13 +110,13 @@ Expr simplify(const Expr& expr);
 // Rounds every constant to `significant_digits` significant digits (SRBench's rule uses 3).
 Expr round_constants(const Expr& expr, int significant_digits = 3);
 
-// Loss of an expression on data (weights optional; non-finite predictions give +inf).
+// Loss of an expression on data (weights optional; non-finite predictions give +inf; kAuto: choose_loss(y)).
 double loss(const Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
             const Eigen::VectorXd* weights = nullptr);
 
 // Fits the constants of `expr` in place by Levenberg-Marquardt (analytic Jacobian; for L1-type losses
 // iteratively reweighted least squares), with `restarts` extra starts from perturbed constants; keeps the
-// constants only when the loss improves. Returns the loss after fitting.
+// constants only when the loss improves (kAuto is resolved from y). Returns the loss after fitting.
 double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
                      const Eigen::VectorXd* weights = nullptr, int restarts = 2, int iterations = 30,
                      std::uint64_t seed = 0);
@@ -121,11 +127,12 @@ double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd
 inline constexpr int kMinimumRows = 8;
 
 struct Options {
-  std::vector<std::string> operators = {"+", "-", "*",
-                                        "/"};  // e.g. Vafa et al.: {"+","*","sin","cos","exp","inv"}
-  int max_size = 20;                           // most nodes in an expression
-  int max_depth = 10;                          // deepest path, leaves included
-  int populations = 8;                         // evolved independently between migrations
+  // pow covers power laws with any real exponent (r^2.5) and sqrt the half powers at one node less; e.g.
+  // Vafa et al.: {"+","*","sin","cos","exp","inv"}
+  std::vector<std::string> operators = {"+", "-", "*", "/", "pow", "sqrt"};
+  int max_size = 20;    // most nodes in an expression
+  int max_depth = 10;   // deepest path, leaves included
+  int populations = 8;  // evolved independently between migrations
   int population_size = 40;
   int iterations = 200;           // one iteration = population_size mutations in every population
   double time_limit_seconds = 0;  // 0: no limit. A time limit makes results depend on machine speed.
@@ -135,11 +142,11 @@ struct Options {
   int target_patience = 5;
   int threads = 1;  // results depend only on seed, not on threads (populations own their RNGs)
   std::uint64_t seed = 0;
-  LossKind loss = LossKind::kL2;
-  int restarts = 1;               // independent searches (seeds seed, seed+1, ...) whose fronts are merged
-  int constant_restarts = 2;      // extra Levenberg-Marquardt starts from perturbed constants
-  int optimizer_iterations = 30;  // LM iterations per start
-  int batch_size = 0;             // > 0 and < rows: constants are fitted on a random subset of this many rows
+  LossKind loss = LossKind::kAuto;  // kAuto: chosen from y (choose_loss); Result::loss says which
+  int restarts = 1;                 // independent searches (seeds seed, seed+1, ...) whose fronts are merged
+  int constant_restarts = 2;        // extra Levenberg-Marquardt starts from perturbed constants
+  int optimizer_iterations = 30;    // LM iterations per start
+  int batch_size = 0;  // > 0 and < rows: constants are fitted on a random subset of this many rows
   int tournament_size = 8;
   double parsimony = 0.002;  // selection pressure per node, on losses normalised by the constant model's
   double migration_fraction = 0.1;  // share of each population replaced by hall-of-fame members per iteration
@@ -164,6 +171,12 @@ struct Result {
   int best = -1;           // PySR's rule: highest score among entries with loss <= 1.5 x the minimum loss
   int highest_score = -1;  // highest score over the whole front
   int most_accurate = -1;  // lowest loss
+  LossKind loss = LossKind::kL2;  // the loss the search minimised (never kAuto)
+  bool loss_auto = false;         // whether it was chosen from the data (Options::loss was kAuto)
+  // One-line remarks on the data against the options, e.g. that every input and the target are positive,
+  // a power law fitted in logarithms beats every expression found, and its exponents need an operator that
+  // is off.
+  std::vector<std::string> notices;
   int iterations_run = 0;
   double seconds = 0;
   std::int64_t evaluations = 0;  // expression evaluations on the data (LM steps included)
@@ -186,7 +199,9 @@ Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::str
 // squared losses (L2, relative, log), 1e-12 x reference for the L1 losses.
 double loss_floor(LossKind kind, double reference);
 
-// Front as JSON ({"front": [...], "best": i, ...}) and CSV (complexity,loss,score,expression).
+// Front as JSON ({"front": [...], "best": i, "loss": "log", "loss_chosen_by": "auto" | "options", "notices":
+// [...], ...}) and
+// CSV (complexity,loss,score,selection,expression).
 Json result_json(const Result& result);
 std::string result_csv(const Result& result);
 
