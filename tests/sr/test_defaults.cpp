@@ -137,3 +137,25 @@ TEST(SrDefaults, NoticeNamesTheOperatorTheDataNeed) {
   // A target that is not positive everywhere: no power law to fit.
   EXPECT_TRUE(notices("r^2.5 - 3", {{"r", 0.5, 30}}).empty());
 }
+
+TEST(SrDefaults, AnExactFitStopsTheSearch) {
+  // Noiseless Newton at the defaults: once the best loss is at the rounding floor and the simplest exact form
+  // has stayed the same for target_patience iterations, the search stops, well before its 200 iterations.
+  auto d = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 200, 21);
+  sr::Options o = small_budget(0);
+  o.iterations = 200;
+  o.target_patience = 0;
+  const sr::Result impatient = sr::search(d.X, d.y, d.names, o);
+  o.target_patience = 5;
+  const sr::Result r = sr::search(d.X, d.y, d.names, o);
+  EXPECT_TRUE(best_is(r, d, "m1*m2/r^2")) << r.front[r.best].text;
+  EXPECT_LT(r.front[r.most_accurate].loss, 1e-20);
+  EXPECT_LT(r.iterations_run, 100);
+  // Same seed, same path up to the first exact fit: patience 0 stops there, patience 5 at least 5 later.
+  EXPECT_GE(r.iterations_run, impatient.iterations_run + 5);
+
+  // Noisy data never reach the floor: every iteration runs.
+  auto noisy = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 200, 22, 0.01);
+  o.iterations = 6;
+  EXPECT_EQ(sr::search(noisy.X, noisy.y, noisy.names, o).iterations_run, 6);
+}

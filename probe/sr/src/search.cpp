@@ -363,6 +363,8 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   if (options.progress)
     progress.emplace("sr", static_cast<std::int64_t>(options.iterations) * options.restarts, "it");
 
+  // An exact fit stops the search (after target_patience iterations without a simpler exact form).
+  const double stop_loss = std::max(options.target_loss, problem.loss_floor);
   bool target_reached = false;
   for (int restart = 0; restart < options.restarts; ++restart) {
     std::vector<Population> populations;
@@ -393,10 +395,10 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
         progress->set_note("best loss " + std::to_string(hall.min_loss()));
       }
       if (has_deadline && Clock::now() > deadline) break;
-      if (hall.min_loss() <= options.target_loss) {
+      if (hall.min_loss() <= stop_loss) {
         int simplest = options.max_size + 1;
         for (const Member& m : front) {
-          if (m.loss <= options.target_loss) simplest = std::min(simplest, m.expr.complexity());
+          if (m.loss <= stop_loss) simplest = std::min(simplest, m.expr.complexity());
         }
         unchanged = simplest == simplest_at_target ? unchanged + 1 : 0;
         simplest_at_target = simplest;

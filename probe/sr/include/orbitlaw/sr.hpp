@@ -136,8 +136,9 @@ struct Options {
   int population_size = 40;
   int iterations = 200;           // one iteration = population_size mutations in every population
   double time_limit_seconds = 0;  // 0: no limit. A time limit makes results depend on machine speed.
-  // Stop once some expression has loss <= target_loss and the simplest such expression has not become simpler
-  // for target_patience iterations (so a simpler exact form can still be found). Negative: never.
+  // Stop once some expression has loss <= max(target_loss, the rounding floor loss_floor()) and the simplest
+  // such expression has not become simpler for target_patience iterations (so a simpler exact form can still
+  // be found). Negative: the floor alone, so a search stops soon after an exact fit.
   double target_loss = -1;
   int target_patience = 5;
   int threads = 1;  // results depend only on seed, not on threads (populations own their RNGs)
