@@ -52,15 +52,22 @@ std::string format_number(double v) {
 }
 
 void print_front(const sr::Result& result) {
-  std::printf("%10s  %-11s  %-9s  %s\n", "complexity", "loss", "score", "expression");
+  std::printf("%10s  %-11s  %-11s  %-9s  %s\n", "complexity", "loss", "held-out", "score", "expression");
   for (int i = 0; i < static_cast<int>(result.front.size()); ++i) {
     const auto& e = result.front[i];
     std::string marks;
     if (i == result.best) marks += " best";
     if (i == result.highest_score) marks += " score";
     if (i == result.most_accurate) marks += " accuracy";
-    std::printf("%10d  %-11s  %-9s  %s%s%s\n", e.complexity, format_number(e.loss).c_str(),
+    std::printf("%10d  %-11s  %-11s  %-9s  %s%s%s\n", e.complexity, format_number(e.loss).c_str(),
+                std::isnan(e.holdout_loss) ? "-" : format_number(e.holdout_loss).c_str(),
                 format_number(e.score).c_str(), e.text.c_str(), marks.empty() ? "" : "   <-", marks.c_str());
+  }
+  if (result.selection == "holdout") {
+    std::printf(
+        "selection: best is the simplest within one standard error of the lowest held-out loss (%d "
+        "rows held out)\n",
+        result.holdout_rows);
   }
   auto line = [&](const char* label, int index) {
     if (index >= 0) std::printf("%-9s %s\n", label, result.front[index].text.c_str());
@@ -151,6 +158,8 @@ void add_sr_command(CLI::App& app) {
     o.tournament_size = reader.get<int>("tournament_size", o.tournament_size);
     o.parsimony = reader.get<double>("parsimony", o.parsimony);
     o.migration_fraction = reader.get<double>("migration_fraction", o.migration_fraction);
+    o.holdout_fraction = reader.get<double>("holdout_fraction", o.holdout_fraction);
+    o.holdout_min_rows = reader.get<int>("holdout_min_rows", o.holdout_min_rows);
     reader.finish();
     o.progress = true;
 

@@ -159,3 +159,37 @@ TEST(SrDefaults, AnExactFitStopsTheSearch) {
   o.iterations = 6;
   EXPECT_EQ(sr::search(noisy.X, noisy.y, noisy.names, o).iterations_run, 6);
 }
+
+TEST(SrDefaults, HeldOutRowsChooseNewtonDespiteNoise) {
+  // Newton with 1% multiplicative noise on 2000 rows: on the fitted rows, terms that fit the noise lower the
+  // loss a little; on the 400 held-out rows they do not, and the simplest law within one standard error of
+  // the lowest held-out loss is m1*m2/r^2.
+  int successes = 0;
+  std::string texts;
+  for (std::uint64_t seed = 0; seed < 3; ++seed) {
+    auto d = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 2000, 400 + seed, 0.01);
+    sr::Options o = small_budget(seed);
+    o.iterations = 30;
+    const sr::Result r = sr::search(d.X, d.y, d.names, o);
+    EXPECT_EQ(r.selection, "holdout");
+    EXPECT_EQ(r.holdout_rows, 400);
+    for (const auto& e : r.front) EXPECT_FALSE(std::isnan(e.holdout_loss)) << e.text;
+    const auto& best = r.front[r.best];
+    const auto eq = sr::check_equivalence(best.expr, sr::parse("m1*m2/r^2", d.names), d.X);
+    successes += eq.equivalent && eq.relation == "ratio";
+    if (eq.equivalent) {
+      EXPECT_NEAR(eq.constant, 39.478, 0.4) << best.text;
+    }
+    texts += " | " + best.text;
+  }
+  EXPECT_EQ(successes, 3) << "best were" << texts;
+
+  // Fewer rows than holdout_min_rows: every row is fitted and PySR's rule chooses.
+  auto small = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 249, 410, 0.01);
+  sr::Options o = small_budget(0);
+  o.iterations = 3;
+  const sr::Result r = sr::search(small.X, small.y, small.names, o);
+  EXPECT_EQ(r.selection, "score");
+  EXPECT_EQ(r.holdout_rows, 0);
+  EXPECT_TRUE(std::isnan(r.front[0].holdout_loss));
+}

@@ -56,7 +56,7 @@ TEST(SrCli, FindsNewtonAndWritesFrontWithProvenance) {
   std::ifstream csv(prefix.string() + ".front.csv");
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header, "complexity,loss,score,selection,expression");
+  EXPECT_EQ(header, "complexity,loss,holdout_loss,score,selection,expression");
   EXPECT_TRUE(fs::exists(prefix.parent_path() / "sr.provenance.json"));
 }
 

@@ -8,30 +8,30 @@
 
 namespace orbitlaw::sr {
 
+Eigen::ArrayXd row_losses(const Eigen::ArrayXd& prediction, const Eigen::ArrayXd& y, LossKind kind) {
+  switch (kind) {
+    case LossKind::kL2:
+      return (prediction - y).square();
+    case LossKind::kL1:
+      return (prediction - y).abs();
+    case LossKind::kRelative:
+      return ((prediction - y) / y).square();
+    case LossKind::kLog:
+      return (prediction.log() - y.log()).square();
+    case LossKind::kThresholdedL1:
+      return (prediction - y).abs().max(1e-8) - 1e-8;
+    case LossKind::kAuto:
+      break;
+  }
+  return row_losses(prediction, y, choose_loss(y.matrix()));
+}
+
 double loss_of(const Eigen::ArrayXd& prediction, const Eigen::ArrayXd& y, LossKind kind,
                const Eigen::ArrayXd* weights) {
   if (!prediction.allFinite()) return INFINITY;
-  Eigen::ArrayXd per_row;
-  switch (kind) {
-    case LossKind::kL2:
-      per_row = (prediction - y).square();
-      break;
-    case LossKind::kL1:
-      per_row = (prediction - y).abs();
-      break;
-    case LossKind::kRelative:
-      per_row = ((prediction - y) / y).square();
-      break;
-    case LossKind::kLog:
-      if ((prediction <= 0).any()) return INFINITY;
-      per_row = (prediction.log() - y.log()).square();
-      break;
-    case LossKind::kThresholdedL1:
-      per_row = (prediction - y).abs().max(1e-8) - 1e-8;
-      break;
-    case LossKind::kAuto:
-      return loss_of(prediction, y, choose_loss(y.matrix()), weights);
-  }
+  kind = kind == LossKind::kAuto ? choose_loss(y.matrix()) : kind;
+  if (kind == LossKind::kLog && (prediction <= 0).any()) return INFINITY;
+  const Eigen::ArrayXd per_row = row_losses(prediction, y, kind);
   double value = weights ? (per_row * *weights).sum() / weights->sum() : per_row.mean();
   return std::isfinite(value) ? value : INFINITY;
 }

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <numeric>
 #include <optional>
 #include <thread>
 
@@ -254,6 +255,51 @@ void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
   }
 }
 
+// The rows held out from the fit: a share of them drawn from the seed, in increasing order; none in a table
+// of fewer than holdout_min_rows rows, and never so many that fewer than kMinimumRows are left to fit.
+std::vector<Eigen::Index> held_out_rows(Eigen::Index rows, const Options& o) {
+  if (!(o.holdout_fraction > 0) || rows < o.holdout_min_rows) return {};
+  const Eigen::Index count = std::min<Eigen::Index>(
+      std::llround(o.holdout_fraction * static_cast<double>(rows)), rows - kMinimumRows);
+  if (count < 2) return {};  // a standard error needs two rows
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(rows));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::mt19937_64 rng(mix_seed(o.seed, 0x686f6c64, 0));  // its own stream, apart from the populations'
+  std::shuffle(order.begin(), order.end(), rng);
+  order.resize(static_cast<std::size_t>(count));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+// The rows of 0..rows-1 not in `held` (sorted).
+std::vector<Eigen::Index> complement(Eigen::Index rows, const std::vector<Eigen::Index>& held) {
+  std::vector<Eigen::Index> out;
+  std::size_t k = 0;
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    if (k < held.size() && held[k] == i) {
+      ++k;
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// The entry's loss on the held-out rows and its standard error (from the spread of the per-row losses).
+void set_holdout_loss(FrontEntry& e, const Eigen::MatrixXd& X, const Eigen::ArrayXd& y, LossKind kind,
+                      const Eigen::ArrayXd* weights) {
+  const Eigen::ArrayXd prediction = e.expr.evaluate(X);
+  e.holdout_loss = loss_of(prediction, y, kind, weights);
+  if (!std::isfinite(e.holdout_loss)) {
+    e.holdout_loss = e.holdout_loss_se = INFINITY;
+    return;
+  }
+  Eigen::ArrayXd values = row_losses(prediction, y, kind);
+  if (weights) values *= *weights / weights->mean();
+  const double n = static_cast<double>(values.size());
+  e.holdout_loss_se = std::sqrt((values - values.mean()).square().sum() / (n - 1) / n);
+}
+
 bool has_op(const OperatorSet& set, Op op) {
   return std::find(set.unary.begin(), set.unary.end(), op) != set.unary.end() ||
          std::find(set.binary.begin(), set.binary.end(), op) != set.binary.end();
@@ -332,6 +378,9 @@ void validate(const Options& o) {
   if (!(o.migration_fraction >= 0 && o.migration_fraction <= 1))
     throw Error("sr option 'migration_fraction' must be in [0, 1]");
   finite_non_negative("parsimony", o.parsimony);
+  if (!(o.holdout_fraction >= 0 && o.holdout_fraction < 1))
+    throw Error("sr option 'holdout_fraction' must be in [0, 1)");
+  if (o.holdout_min_rows < 0) throw Error("sr option 'holdout_min_rows' must not be negative");
 }
 
 Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
@@ -342,12 +391,21 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   options.loss = resolve_loss(requested.loss, y);
   check_targets(y.array(), options.loss);
 
-  Problem problem{X, y.array(), std::nullopt, options,
+  // The search fits and ranks on `fitted` rows only; the held-out rows choose the best (make_front).
+  const std::vector<Eigen::Index> held = held_out_rows(X.rows(), options);
+  const std::vector<Eigen::Index> fitted = complement(X.rows(), held);
+  const Eigen::MatrixXd X_fit = X(fitted, Eigen::all);
+  const Eigen::VectorXd y_fit = y(fitted);
+  Eigen::VectorXd w_fit;
+  if (weights) w_fit = (*weights)(fitted);
+  const Eigen::VectorXd* weights_fit = weights ? &w_fit : nullptr;
+
+  Problem problem{X_fit, y_fit.array(), std::nullopt, options,
                   make_operator_set(options.operators, static_cast<int>(X.cols()))};
-  if (weights) problem.weights = weights->array();
+  if (weights) problem.weights = w_fit.array();
   {
     Expr c = Expr::constant(1.0);
-    double reference = fit_constants(c, X, y, options.loss, weights, 1, 50, options.seed);
+    double reference = fit_constants(c, X_fit, y_fit, options.loss, weights_fit, 1, 50, options.seed);
     problem.reference_loss = std::isfinite(reference) && reference > 0 ? reference : 1.0;
     problem.loss_floor = std::max(loss_floor(options.loss, problem.reference_loss), 1e-300);
   }
@@ -418,23 +476,33 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   // The front shows each expression in canonical form when that form evaluates to the same loss.
   std::vector<FrontEntry> candidates;
   Eigen::ArrayXd w;
-  if (weights) w = weights->array();
+  if (weights) w = w_fit.array();
   for (const Member& m : overall.all()) {
     FrontEntry entry;
     entry.complexity = m.expr.complexity();
     entry.loss = m.loss;
     entry.expr = m.expr;
     Expr canonical = simplify(m.expr);
-    double canonical_loss = loss_of(canonical.evaluate(X), problem.y, options.loss, weights ? &w : nullptr);
+    double canonical_loss =
+        loss_of(canonical.evaluate(X_fit), problem.y, options.loss, weights ? &w : nullptr);
     if (std::isfinite(canonical_loss) &&
         canonical_loss <= m.loss * (1 + 1e-6) + 1e-12 * problem.reference_loss)
       entry.expr = canonical;
     candidates.push_back(std::move(entry));
   }
+  if (!held.empty()) {
+    const Eigen::MatrixXd X_held = X(held, Eigen::all);
+    const Eigen::ArrayXd y_held = y(held).array();
+    Eigen::ArrayXd w_held;
+    if (weights) w_held = (*weights)(held).array();
+    for (auto& entry : candidates)
+      set_holdout_loss(entry, X_held, y_held, options.loss, weights ? &w_held : nullptr);
+  }
   Result front = make_front(std::move(candidates), names, problem.loss_floor);
+  front.holdout_rows = static_cast<int>(held.size());
   if (front.most_accurate >= 0) {
     const auto notice =
-        power_law_notice(X, problem.y, names, problem.operators, options.loss, weights ? &w : nullptr,
+        power_law_notice(X_fit, problem.y, names, problem.operators, options.loss, weights ? &w : nullptr,
                          front.front[front.most_accurate].loss, problem.loss_floor);
     if (notice) front.notices.push_back(*notice);
   }

@@ -8,6 +8,7 @@
 // is the number of nodes in the tree (PySR's default), so 39.478*m1*m2/r^2 in the tree mul(mul(mul(c,m1),m2),
 // inv(square(r))) and in div(mul(mul(c,m1),m2),square(r)) both count the nodes actually present.
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -151,7 +152,13 @@ struct Options {
   int tournament_size = 8;
   double parsimony = 0.002;  // selection pressure per node, on losses normalised by the constant model's
   double migration_fraction = 0.1;  // share of each population replaced by hall-of-fame members per iteration
-  bool progress = false;            // print a progress line (orbitlaw::Progress) on stderr
+  // Rows held out from the fit, on which Result::best is chosen: this share of the rows, drawn from `seed`,
+  // when there are at least holdout_min_rows rows (fewer: none, and best is PySR's rule). 0: never. The
+  // minimum keeps at least 50 rows for the held-out losses' standard errors at the default share, and leaves
+  // small tables searched on every row as before.
+  double holdout_fraction = 0.2;
+  int holdout_min_rows = 250;
+  bool progress = false;  // print a progress line (orbitlaw::Progress) on stderr
 };
 
 // Checks operator names, sizes and counts; throws orbitlaw::Error naming the bad setting.
@@ -159,7 +166,11 @@ void validate(const Options& options);
 
 struct FrontEntry {
   int complexity = 0;
-  double loss = 0;
+  double loss = 0;  // on the rows fitted: every row but the held-out ones
+  // On the held-out rows, and its standard error (standard deviation of the per-row losses / sqrt(rows));
+  // NaN when no rows were held out, +inf where the expression is not finite on some held-out row.
+  double holdout_loss = NAN;
+  double holdout_loss_se = NAN;
   double score = 0;  // -d ln(loss) / d complexity against the previous front entry (0 for the first)
   std::string text;  // canonical (simplified) form
   std::string latex;
@@ -169,11 +180,16 @@ struct FrontEntry {
 
 struct Result {
   std::vector<FrontEntry> front;  // increasing complexity, strictly decreasing loss
-  int best = -1;           // PySR's rule: highest score among entries with loss <= 1.5 x the minimum loss
-  int highest_score = -1;  // highest score over the whole front
-  int most_accurate = -1;  // lowest loss
-  LossKind loss = LossKind::kL2;  // the loss the search minimised (never kAuto)
-  bool loss_auto = false;         // whether it was chosen from the data (Options::loss was kAuto)
+  // With held-out losses: the simplest entry whose held-out loss is within one standard error of the lowest
+  // (the one-standard-error rule), so terms that only fit the noise of the fitted rows are not chosen.
+  // Without: PySR's rule, the highest score among entries with loss <= 1.5 x the minimum loss.
+  int best = -1;
+  std::string selection = "score";  // how best was chosen: "holdout" or "score" (PySR's rule)
+  int holdout_rows = 0;             // rows held out from the fit
+  int highest_score = -1;           // highest score over the whole front
+  int most_accurate = -1;           // lowest loss
+  LossKind loss = LossKind::kL2;    // the loss the search minimised (never kAuto)
+  bool loss_auto = false;           // whether it was chosen from the data (Options::loss was kAuto)
   // One-line remarks on the data against the options, e.g. that every input and the target are positive,
   // a power law fitted in logarithms beats every expression found, and its exponents need an operator that
   // is off.
@@ -189,20 +205,21 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
               const Options& options, const Eigen::VectorXd* weights = nullptr);
 
 // Builds a front from arbitrary (complexity, loss) candidates: keeps the best loss per complexity, drops
-// entries not strictly better than every simpler one, computes scores and the three selections. Entries whose
-// text/latex/json are empty are filled from expr when it is not empty. Losses below `loss_floor` count as
-// equal to it for dominance, scores and selections (reported losses are untouched): without a floor, rounding
-// noise (1e-31 against 1e-32 on noiseless data) would decide between exact expressions. search() uses
-// loss_floor(kind, loss of the best constant model).
+// entries not strictly better than every simpler one, computes scores and the three selections (best by
+// held-out loss when some front entry has a finite one, else by PySR's rule). Entries whose text/latex/json
+// are empty are filled from expr when it is not empty. Losses below `loss_floor`, held-out ones included,
+// count as equal to it for dominance, scores and selections (reported losses are untouched): without a floor,
+// rounding noise (1e-31 against 1e-32 on noiseless data) would decide between exact expressions. search()
+// uses loss_floor(kind, loss of the best constant model).
 Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::string>& names,
                   double loss_floor = 0);
 // Rounding level of a loss relative to the constant model's loss `reference`: 1e-24 x reference for the
 // squared losses (L2, relative, log), 1e-12 x reference for the L1 losses.
 double loss_floor(LossKind kind, double reference);
 
-// Front as JSON ({"front": [...], "best": i, "loss": "log", "loss_chosen_by": "auto" | "options", "notices":
-// [...], ...}) and
-// CSV (complexity,loss,score,selection,expression).
+// Front as JSON ({"front": [...], "best": i, "selection": "holdout", "holdout_rows": n, "loss": "log",
+// "loss_chosen_by": "auto" | "options", "notices": [...], ...}; held-out losses that are not finite are null)
+// and CSV (complexity,loss,holdout_loss,score,selection,expression; empty where not finite).
 Json result_json(const Result& result);
 std::string result_csv(const Result& result);
 
