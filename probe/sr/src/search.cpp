@@ -6,7 +6,9 @@
 //
 // Selection: tournaments on fitness = ln(loss / loss of the best constant) + parsimony * complexity; the
 // oldest member is replaced by each child (age-regularised evolution). Every child has its constants fitted
-// by Levenberg-Marquardt (on a batch when batch_size is set) before its loss on all rows is measured.
+// by Levenberg-Marquardt (on a batch when batch_size is set) before its loss on all fitted rows is measured.
+// The fitted rows are every row but those held out (Options::holdout_fraction), on which the final front's
+// best entry is chosen.
 #include <Eigen/QR>
 #include <algorithm>
 #include <chrono>
