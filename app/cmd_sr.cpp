@@ -52,15 +52,22 @@ std::string format_number(double v) {
 }
 
 void print_front(const sr::Result& result) {
-  std::printf("%10s  %-11s  %-9s  %s\n", "complexity", "loss", "score", "expression");
+  std::printf("%10s  %-11s  %-11s  %-9s  %s\n", "complexity", "loss", "held-out", "score", "expression");
   for (int i = 0; i < static_cast<int>(result.front.size()); ++i) {
     const auto& e = result.front[i];
     std::string marks;
     if (i == result.best) marks += " best";
     if (i == result.highest_score) marks += " score";
     if (i == result.most_accurate) marks += " accuracy";
-    std::printf("%10d  %-11s  %-9s  %s%s%s\n", e.complexity, format_number(e.loss).c_str(),
+    std::printf("%10d  %-11s  %-11s  %-9s  %s%s%s\n", e.complexity, format_number(e.loss).c_str(),
+                std::isnan(e.holdout_loss) ? "-" : format_number(e.holdout_loss).c_str(),
                 format_number(e.score).c_str(), e.text.c_str(), marks.empty() ? "" : "   <-", marks.c_str());
+  }
+  if (result.selection == "holdout") {
+    std::printf(
+        "selection: best is the simplest within one standard error of the lowest held-out loss (%d "
+        "rows held out)\n",
+        result.holdout_rows);
   }
   auto line = [&](const char* label, int index) {
     if (index >= 0) std::printf("%-9s %s\n", label, result.front[index].text.c_str());
@@ -89,7 +96,10 @@ void add_sr_command(CLI::App& app) {
   sub->add_option("--threads", flags.threads, "worker threads")->check(int_range);
   sub->add_option("--time-limit", flags.time_limit, "seconds (0: none)");
   sub->add_option("--iterations", flags.iterations, "iterations")->check(int_range);
-  sub->add_option("--loss", flags.loss, "l2, l1, relative, log or thresholded_l1");
+  sub->add_option(
+      "--loss", flags.loss,
+      "auto (default: log when y > 0 spans more than two decades, else l2), l2, l1, relative, log "
+      "or thresholded_l1");
   sub->add_option(
       "--target", flags.target,
       "a law to compare with (e.g. \"m1*m2/r^2\"): is the best expression equal to it up to a constant "
@@ -148,6 +158,8 @@ void add_sr_command(CLI::App& app) {
     o.tournament_size = reader.get<int>("tournament_size", o.tournament_size);
     o.parsimony = reader.get<double>("parsimony", o.parsimony);
     o.migration_fraction = reader.get<double>("migration_fraction", o.migration_fraction);
+    o.holdout_fraction = reader.get<double>("holdout_fraction", o.holdout_fraction);
+    o.holdout_min_rows = reader.get<int>("holdout_min_rows", o.holdout_min_rows);
     reader.finish();
     o.progress = true;
 
@@ -185,11 +197,13 @@ void add_sr_command(CLI::App& app) {
     }
 
     const sr::Result result = sr::search(X, y, x_names, o, weights_name.empty() ? nullptr : &w);
-    std::printf("sr: %lld rows, x = %s, y = %s, loss %s, %d iterations, %.1f s\n",
+    std::printf("sr: %lld rows, x = %s, y = %s, loss %s%s, %d iterations, %.1f s\n",
                 static_cast<long long>(X.rows()),
                 x_value.is_string() ? x_value.get<std::string>().c_str() : x_value.dump().c_str(),
-                y_name.c_str(), sr::to_string(o.loss).c_str(), result.iterations_run, result.seconds);
+                y_name.c_str(), sr::to_string(result.loss).c_str(),
+                result.loss_auto ? " (chosen by auto)" : "", result.iterations_run, result.seconds);
     print_front(result);
+    for (const auto& notice : result.notices) std::printf("notice:   %s\n", notice.c_str());
     Json equivalence;
     if (!target.empty() && result.best >= 0) {
       const sr::Equivalence e = sr::check_equivalence(result.front[result.best].expr, *target_law, X, rule);

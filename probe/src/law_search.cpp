@@ -18,6 +18,9 @@ LawSearchOptions published_protocol() {
   options.search.loss = sr::LossKind::kThresholdedL1;
   options.search.max_size = 20;
   options.search.restarts = 3;
+  // The paper's selection, PySR's rule on a front fitted to every row of a galaxy, not the engine's default
+  // choice on held-out rows (the extended protocol inherits this).
+  options.search.holdout_fraction = 0;
   return options;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// Synthetic data sets for the search tests: a formula sampled on given variable ranges, with optional noise.
+// Synthetic data sets for the search tests: a formula sampled on given variable ranges, with optional noise;
+// and small search budgets.
 #include <Eigen/Core>
 #include <cmath>
 #include <random>
@@ -43,6 +44,17 @@ inline Dataset sample(const std::string& formula, const std::vector<Range>& rang
     for (int i = 0; i < rows; ++i) d.y[i] *= 1 + noise * normal(rng);
   }
   return d;
+}
+
+// The default options with a small budget: 4 populations of 30, `iterations` iterations, sizes up to 15.
+inline Options small_budget(std::uint64_t seed, int iterations) {
+  Options o;
+  o.populations = 4;
+  o.population_size = 30;
+  o.iterations = iterations;
+  o.max_size = 15;
+  o.seed = seed;
+  return o;
 }
 
 }  // namespace orbitlaw::sr::test

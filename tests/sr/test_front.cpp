@@ -69,8 +69,46 @@ TEST(SrFront, JsonAndCsv) {
   EXPECT_EQ(j["best"], 1);
   EXPECT_EQ(j["front"][1]["expression"]["op"], "*");
   EXPECT_NEAR(j["front"][1]["score"].get<double>(), std::log(4.0) / 2, 1e-12);
+  EXPECT_EQ(j["selection"], "score");
+  EXPECT_TRUE(j["front"][1]["holdout_loss"].is_null());
   EXPECT_EQ(sr::result_csv(r),
-            "complexity,loss,score,selection,expression\n"
-            "1,4,0,,\"2\"\n"
-            "3,1,0.69314718055994529,best score accuracy,\"2*r\"\n");
+            "complexity,loss,holdout_loss,score,selection,expression\n"
+            "1,4,,0,,\"2\"\n"
+            "3,1,,0.69314718055994529,best score accuracy,\"2*r\"\n");
+  candidates[1].holdout_loss = 1.5;
+  EXPECT_EQ(sr::result_csv(sr::make_front(candidates, names)),
+            "complexity,loss,holdout_loss,score,selection,expression\n"
+            "1,4,,0,,\"2\"\n"
+            "3,1,1.5,0.69314718055994529,best score accuracy,\"2*r\"\n");
+}
+
+TEST(SrFront, HeldOutLossesChooseTheSimplestWithinOneStandardError) {
+  auto held = [](sr::FrontEntry e, double loss, double se) {
+    e.holdout_loss = loss;
+    e.holdout_loss_se = se;
+    return e;
+  };
+  // Training losses keep falling; held-out losses bottom out at "d" (0.98, standard error 0.2).
+  std::vector<sr::FrontEntry> candidates = {
+      held(entry(1, 10, "a"), 11, 1), held(entry(3, 1, "b"), 1.2, 0.1), held(entry(5, 0.5, "c"), 1.0, 0.15),
+      held(entry(8, 0.1, "d"), 0.98, 0.2), held(entry(9, 0.09, "e"), INFINITY, INFINITY)};
+  sr::Result r = sr::make_front(candidates, {});
+  ASSERT_EQ(r.front.size(), 5u);
+  // Within 0.98 + 0.2 = 1.18: "c" (1.0) and "d"; "b" (1.2) is not. The simplest is "c".
+  EXPECT_EQ(r.selection, "holdout");
+  EXPECT_EQ(r.front[r.best].text, "c");
+  // PySR's rule would have taken "d" (the only entries within 1.5 x 0.09 are "d" and "e"; "d" scores higher).
+  for (auto& c : candidates) c.holdout_loss = c.holdout_loss_se = NAN;
+  r = sr::make_front(candidates, {});
+  EXPECT_EQ(r.selection, "score");
+  EXPECT_EQ(r.front[r.best].text, "d");
+  // Held-out losses under the floor count as equal, so the simpler of two exact fits is chosen; without a
+  // floor, rounding noise (3e-31 against 1e-32, standard error 1e-33) would decide.
+  candidates = {held(entry(1, 1, "a"), 1, 0.1), held(entry(9, 1e-20, "exact"), 3e-31, 1e-32),
+                held(entry(13, 1e-21, "exact + noise"), 1e-32, 1e-33)};
+  r = sr::make_front(candidates, {}, 1e-24);
+  ASSERT_EQ(r.front.size(), 3u);
+  EXPECT_EQ(r.front[r.best].text, "exact");
+  r = sr::make_front(candidates, {});
+  EXPECT_EQ(r.front[r.best].text, "exact + noise");
 }

@@ -16,12 +16,7 @@ const std::vector<Range> kNewtonRanges = {{"r", 0.3, 40}, {"m1", 1e-4, 1e-2, tru
 const char* kNewton = "39.47841760435743*m1*m2/r^2";
 
 sr::Options small_budget(std::uint64_t seed) {
-  sr::Options o;
-  o.populations = 4;
-  o.population_size = 30;
-  o.iterations = 60;
-  o.max_size = 15;
-  o.seed = seed;
+  sr::Options o = sr::test::small_budget(seed, 60);
   o.loss = sr::LossKind::kLog;
   o.target_loss = 1e-20;
   return o;

@@ -56,8 +56,26 @@ TEST(SrCli, FindsNewtonAndWritesFrontWithProvenance) {
   std::ifstream csv(prefix.string() + ".front.csv");
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header, "complexity,loss,score,selection,expression");
+  EXPECT_EQ(header, "complexity,loss,holdout_loss,score,selection,expression");
   EXPECT_TRUE(fs::exists(prefix.parent_path() / "sr.provenance.json"));
+}
+
+TEST(SrCli, DefaultLossIsChosenFromTheDataAndRecorded) {
+  // The forces span several decades and are all positive: the default loss is the log loss, and both the
+  // printout and the front's JSON say it was chosen automatically.
+  fs::path data = write_newton_csv();
+  fs::path prefix = scratch_dir() / "auto" / "newton";
+  fs::remove_all(prefix.parent_path());
+  auto r = run_orbitlaw("sr --data " + data.string() + " --x r,m1,m2 --y F --iterations 3" +
+                        " --set populations=2 --set population_size=10 --out " + prefix.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("loss log (chosen by auto)"), std::string::npos) << r.output;
+  std::ifstream json_file(prefix.string() + ".front.json");
+  ASSERT_TRUE(json_file.good());
+  orbitlaw::Json j = orbitlaw::Json::parse(json_file);
+  EXPECT_EQ(j["loss"], "log");
+  EXPECT_EQ(j["loss_chosen_by"], "auto");
+  EXPECT_EQ(j["provenance"]["config"]["loss"], "auto");
 }
 
 TEST(SrCli, BadDataIsOneLineErrorAndNoOutput) {

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "losses.hpp"
+#include "orbitlaw/error.hpp"
 
 namespace orbitlaw::sr {
 namespace {
@@ -158,6 +159,8 @@ void fit_once(Expr& e, const FitTarget& target, int iterations, std::int64_t& ev
       }
       break;
     }
+    case LossKind::kAuto:
+      throw Error("internal error: the loss 'auto' reached the constant fit unresolved");
   }
 }
 
@@ -195,6 +198,7 @@ double fit_constants(Expr& expr, const FitTarget& target, int iterations, int re
 
 double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
                      const Eigen::VectorXd* weights, int restarts, int iterations, std::uint64_t seed) {
+  kind = resolve_loss(kind, y);
   check_targets(y.array(), kind);
   Evaluator evaluator(X);
   Eigen::ArrayXd ya = y.array(), w;

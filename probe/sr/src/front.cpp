@@ -25,10 +25,13 @@ std::string number(double v) {
   return buffer;
 }
 
+Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
 }  // namespace
 
 double loss_floor(LossKind kind, double reference) {
-  bool squared = kind == LossKind::kL2 || kind == LossKind::kRelative || kind == LossKind::kLog;
+  // kAuto resolves to a squared loss whatever the data.
+  bool squared = kind != LossKind::kL1 && kind != LossKind::kThresholdedL1;
   return (squared ? 1e-24 : 1e-12) * reference;
 }
 
@@ -73,6 +76,24 @@ Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::str
   for (int i = 1; i < n; ++i) {
     if (result.front[i].score > result.front[result.highest_score].score) result.highest_score = i;
   }
+  // With held-out losses: the one-standard-error rule, the simplest entry within one standard error of the
+  // lowest held-out loss.
+  int lowest = -1;
+  for (int i = 0; i < n; ++i) {
+    const double h = result.front[i].holdout_loss;
+    if (std::isfinite(h) && (lowest < 0 || floored(h) < floored(result.front[lowest].holdout_loss)))
+      lowest = i;
+  }
+  if (lowest >= 0) {
+    const double se = result.front[lowest].holdout_loss_se;
+    const double limit = floored(result.front[lowest].holdout_loss) + (std::isfinite(se) ? se : 0);
+    for (int i = 0; i <= lowest && result.best < 0; ++i) {
+      const double h = result.front[i].holdout_loss;
+      if (std::isfinite(h) && floored(h) <= limit) result.best = i;
+    }
+    result.selection = "holdout";
+    return result;
+  }
   // PySR's "best": highest score among the entries within 1.5x of the lowest loss.
   const double threshold = 1.5 * floored(result.front.back().loss);
   for (int i = 0; i < n; ++i) {
@@ -87,13 +108,20 @@ Json result_json(const Result& result) {
   for (const auto& e : result.front) {
     front.push_back({{"complexity", e.complexity},
                      {"loss", e.loss},
+                     {"holdout_loss", finite_or_null(e.holdout_loss)},
+                     {"holdout_loss_se", finite_or_null(e.holdout_loss_se)},
                      {"score", e.score},
                      {"text", e.text},
                      {"latex", e.latex},
                      {"expression", e.json}});
   }
   return {{"front", front},
+          {"loss", to_string(result.loss)},
+          {"loss_chosen_by", result.loss_auto ? "auto" : "options"},
+          {"notices", result.notices},
           {"best", result.best},
+          {"selection", result.selection},
+          {"holdout_rows", result.holdout_rows},
           {"highest_score", result.highest_score},
           {"most_accurate", result.most_accurate},
           {"iterations_run", result.iterations_run},
@@ -102,7 +130,7 @@ Json result_json(const Result& result) {
 }
 
 std::string result_csv(const Result& result) {
-  std::string out = "complexity,loss,score,selection,expression\n";
+  std::string out = "complexity,loss,holdout_loss,score,selection,expression\n";
   for (int i = 0; i < static_cast<int>(result.front.size()); ++i) {
     const auto& e = result.front[i];
     std::string selection;
@@ -111,6 +139,7 @@ std::string result_csv(const Result& result) {
     if (i == result.most_accurate) selection += "accuracy ";
     if (!selection.empty()) selection.pop_back();
     out.append(std::to_string(e.complexity)).append(",").append(number(e.loss)).append(",");
+    out.append(std::isfinite(e.holdout_loss) ? number(e.holdout_loss) : "").append(",");
     out.append(number(e.score))
         .append(",")
         .append(selection)

@@ -10,6 +10,9 @@ namespace orbitlaw::sr {
 double loss_of(const Eigen::ArrayXd& prediction, const Eigen::ArrayXd& y, LossKind kind,
                const Eigen::ArrayXd* weights);
 
+// The loss of each row, unweighted (NaN or inf on rows where the prediction does not suit the loss).
+Eigen::ArrayXd row_losses(const Eigen::ArrayXd& prediction, const Eigen::ArrayXd& y, LossKind kind);
+
 // Throws orbitlaw::Error if y cannot be used with the loss (y <= 0 for kLog, y == 0 for kRelative).
 void check_targets(const Eigen::ArrayXd& y, LossKind kind);
 

@@ -73,7 +73,8 @@ LossKind parse_loss_kind(const std::string& name) {
   if (name == "relative") return LossKind::kRelative;
   if (name == "log") return LossKind::kLog;
   if (name == "thresholded_l1") return LossKind::kThresholdedL1;
-  throw Error("unknown loss '" + name + "' (expected l2, l1, relative, log or thresholded_l1)");
+  if (name == "auto") return LossKind::kAuto;
+  throw Error("unknown loss '" + name + "' (expected auto, l2, l1, relative, log or thresholded_l1)");
 }
 
 std::string to_string(LossKind kind) {
@@ -88,6 +89,8 @@ std::string to_string(LossKind kind) {
       return "log";
     case LossKind::kThresholdedL1:
       return "thresholded_l1";
+    case LossKind::kAuto:
+      return "auto";
   }
   return "?";
 }

@@ -6,10 +6,15 @@
 //
 // Selection: tournaments on fitness = ln(loss / loss of the best constant) + parsimony * complexity; the
 // oldest member is replaced by each child (age-regularised evolution). Every child has its constants fitted
-// by Levenberg-Marquardt (on a batch when batch_size is set) before its loss on all rows is measured.
+// by Levenberg-Marquardt (on a batch when batch_size is set) before its loss on all fitted rows is measured.
+// The fitted rows are every row but those held out (Options::holdout_fraction), on which the final front's
+// best entry is chosen.
+#include <Eigen/QR>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <numeric>
 #include <optional>
 #include <thread>
 
@@ -253,6 +258,98 @@ void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
   }
 }
 
+// The rows held out from the fit: a share of them drawn from the seed, in increasing order; none in a table
+// of fewer than holdout_min_rows rows, and never so many that fewer than kMinimumRows are left to fit.
+std::vector<Eigen::Index> held_out_rows(Eigen::Index rows, const Options& o) {
+  if (!(o.holdout_fraction > 0) || rows < o.holdout_min_rows) return {};
+  const Eigen::Index count = std::min<Eigen::Index>(
+      std::llround(o.holdout_fraction * static_cast<double>(rows)), rows - kMinimumRows);
+  if (count < 2) return {};  // a standard error needs two rows
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(rows));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::mt19937_64 rng(mix_seed(o.seed, 0x686f6c64, 0));  // its own stream, apart from the populations'
+  std::shuffle(order.begin(), order.end(), rng);
+  order.resize(static_cast<std::size_t>(count));
+  std::sort(order.begin(), order.end());
+  return order;
+}
+
+// The rows of 0..rows-1 not in `held` (sorted).
+std::vector<Eigen::Index> complement(Eigen::Index rows, const std::vector<Eigen::Index>& held) {
+  std::vector<Eigen::Index> out;
+  std::size_t k = 0;
+  for (Eigen::Index i = 0; i < rows; ++i) {
+    if (k < held.size() && held[k] == i) {
+      ++k;
+    } else {
+      out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// The entry's loss on the held-out rows and its standard error (from the spread of the per-row losses).
+void set_holdout_loss(FrontEntry& e, const Eigen::MatrixXd& X, const Eigen::ArrayXd& y, LossKind kind,
+                      const Eigen::ArrayXd* weights) {
+  const Eigen::ArrayXd prediction = e.expr.evaluate(X);
+  e.holdout_loss = loss_of(prediction, y, kind, weights);
+  if (!std::isfinite(e.holdout_loss)) {
+    e.holdout_loss = e.holdout_loss_se = INFINITY;
+    return;
+  }
+  Eigen::ArrayXd values = row_losses(prediction, y, kind);
+  if (weights) values *= *weights / weights->mean();
+  const double n = static_cast<double>(values.size());
+  e.holdout_loss_se = std::sqrt((values - values.mean()).square().sum() / (n - 1) / n);
+}
+
+bool has_op(const OperatorSet& set, Op op) {
+  return std::find(set.unary.begin(), set.unary.end(), op) != set.unary.end() ||
+         std::find(set.binary.begin(), set.binary.end(), op) != set.binary.end();
+}
+
+std::string short_number(double v, const char* format = "%.4g") {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, format, v);
+  return buffer;
+}
+
+// When every input and the target are positive and the operators cannot write a real power, fits the power
+// law y = c * x1^a1 * x2^a2 ... by least squares in logarithms. If it beats `best_loss` (the front's most
+// accurate loss) by more than a factor 2 and some exponent is not a whole number (nor a half with sqrt on),
+// the operator it needs is off: returns a one-line notice saying so, else nothing.
+std::optional<std::string> power_law_notice(const Eigen::MatrixXd& X, const Eigen::ArrayXd& y,
+                                            const std::vector<std::string>& names, const OperatorSet& set,
+                                            LossKind kind, const Eigen::ArrayXd* weights, double best_loss,
+                                            double floor) {
+  if (has_op(set, Op::kPow) || (has_op(set, Op::kExp) && has_op(set, Op::kLog))) return std::nullopt;
+  if (!((X.array() > 0).all() && (y > 0).all())) return std::nullopt;
+  Eigen::MatrixXd A(X.rows(), X.cols() + 1);
+  A.col(0).setOnes();
+  A.rightCols(X.cols()) = X.array().log().matrix();
+  const Eigen::VectorXd coef = A.colPivHouseholderQr().solve(y.log().matrix());
+  const double power_loss = loss_of((A * coef).array().exp(), y, kind, weights);
+  if (!(std::max(power_loss, floor) < 0.5 * std::max(best_loss, floor))) return std::nullopt;
+  const bool sqrt_on = has_op(set, Op::kSqrt);
+  bool needs_pow = false, needs_root = false;
+  std::string law = short_number(std::exp(coef[0]));
+  for (Eigen::Index j = 0; j < X.cols(); ++j) {
+    const double a = coef[j + 1];
+    if (std::abs(a) < 0.05) continue;  // this input hardly matters
+    law += "*" + names[j] + "^" + short_number(a, "%.3g");
+    if (std::abs(a - std::round(a)) < 0.05) continue;  // * and / write whole powers
+    if (std::abs(2 * a - std::round(2 * a)) < 0.1) {
+      needs_root = needs_root || !sqrt_on;
+    } else {
+      needs_pow = true;
+    }
+  }
+  if (!needs_pow && !needs_root) return std::nullopt;
+  return "a power law fitted in logarithms beats every expression found (loss " + short_number(power_loss) +
+         " against " + short_number(best_loss) + "): " + law + "; its exponents need " +
+         (needs_pow ? "the operator pow" : "the operator sqrt or pow") + ", which is off";
+}
+
 }  // namespace
 
 void validate(const Options& o) {
@@ -284,20 +381,34 @@ void validate(const Options& o) {
   if (!(o.migration_fraction >= 0 && o.migration_fraction <= 1))
     throw Error("sr option 'migration_fraction' must be in [0, 1]");
   finite_non_negative("parsimony", o.parsimony);
+  if (!(o.holdout_fraction >= 0 && o.holdout_fraction < 1))
+    throw Error("sr option 'holdout_fraction' must be in [0, 1)");
+  if (o.holdout_min_rows < 0) throw Error("sr option 'holdout_min_rows' must not be negative");
 }
 
 Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
-              const Options& options, const Eigen::VectorXd* weights) {
-  validate(options);
+              const Options& requested, const Eigen::VectorXd* weights) {
+  validate(requested);
   check_data(X, y, names, weights);
+  Options options = requested;
+  options.loss = resolve_loss(requested.loss, y);
   check_targets(y.array(), options.loss);
 
-  Problem problem{X, y.array(), std::nullopt, options,
+  // The search fits and ranks on `fitted` rows only; the held-out rows choose the best (make_front).
+  const std::vector<Eigen::Index> held = held_out_rows(X.rows(), options);
+  const std::vector<Eigen::Index> fitted = complement(X.rows(), held);
+  const Eigen::MatrixXd X_fit = X(fitted, Eigen::all);
+  const Eigen::VectorXd y_fit = y(fitted);
+  Eigen::VectorXd w_fit;
+  if (weights) w_fit = (*weights)(fitted);
+  const Eigen::VectorXd* weights_fit = weights ? &w_fit : nullptr;
+
+  Problem problem{X_fit, y_fit.array(), std::nullopt, options,
                   make_operator_set(options.operators, static_cast<int>(X.cols()))};
-  if (weights) problem.weights = weights->array();
+  if (weights) problem.weights = w_fit.array();
   {
     Expr c = Expr::constant(1.0);
-    double reference = fit_constants(c, X, y, options.loss, weights, 1, 50, options.seed);
+    double reference = fit_constants(c, X_fit, y_fit, options.loss, weights_fit, 1, 50, options.seed);
     problem.reference_loss = std::isfinite(reference) && reference > 0 ? reference : 1.0;
     problem.loss_floor = std::max(loss_floor(options.loss, problem.reference_loss), 1e-300);
   }
@@ -313,6 +424,8 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   if (options.progress)
     progress.emplace("sr", static_cast<std::int64_t>(options.iterations) * options.restarts, "it");
 
+  // An exact fit stops the search (after target_patience iterations without a simpler exact form).
+  const double stop_loss = std::max(options.target_loss, problem.loss_floor);
   bool target_reached = false;
   for (int restart = 0; restart < options.restarts; ++restart) {
     std::vector<Population> populations;
@@ -343,10 +456,10 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
         progress->set_note("best loss " + std::to_string(hall.min_loss()));
       }
       if (has_deadline && Clock::now() > deadline) break;
-      if (hall.min_loss() <= options.target_loss) {
+      if (hall.min_loss() <= stop_loss) {
         int simplest = options.max_size + 1;
         for (const Member& m : front) {
-          if (m.loss <= options.target_loss) simplest = std::min(simplest, m.expr.complexity());
+          if (m.loss <= stop_loss) simplest = std::min(simplest, m.expr.complexity());
         }
         unchanged = simplest == simplest_at_target ? unchanged + 1 : 0;
         simplest_at_target = simplest;
@@ -366,20 +479,38 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   // The front shows each expression in canonical form when that form evaluates to the same loss.
   std::vector<FrontEntry> candidates;
   Eigen::ArrayXd w;
-  if (weights) w = weights->array();
+  if (weights) w = w_fit.array();
   for (const Member& m : overall.all()) {
     FrontEntry entry;
     entry.complexity = m.expr.complexity();
     entry.loss = m.loss;
     entry.expr = m.expr;
     Expr canonical = simplify(m.expr);
-    double canonical_loss = loss_of(canonical.evaluate(X), problem.y, options.loss, weights ? &w : nullptr);
+    double canonical_loss =
+        loss_of(canonical.evaluate(X_fit), problem.y, options.loss, weights ? &w : nullptr);
     if (std::isfinite(canonical_loss) &&
         canonical_loss <= m.loss * (1 + 1e-6) + 1e-12 * problem.reference_loss)
       entry.expr = canonical;
     candidates.push_back(std::move(entry));
   }
+  if (!held.empty()) {
+    const Eigen::MatrixXd X_held = X(held, Eigen::all);
+    const Eigen::ArrayXd y_held = y(held).array();
+    Eigen::ArrayXd w_held;
+    if (weights) w_held = (*weights)(held).array();
+    for (auto& entry : candidates)
+      set_holdout_loss(entry, X_held, y_held, options.loss, weights ? &w_held : nullptr);
+  }
   Result front = make_front(std::move(candidates), names, problem.loss_floor);
+  front.holdout_rows = static_cast<int>(held.size());
+  if (front.most_accurate >= 0) {
+    const auto notice =
+        power_law_notice(X_fit, problem.y, names, problem.operators, options.loss, weights ? &w : nullptr,
+                         front.front[front.most_accurate].loss, problem.loss_floor);
+    if (notice) front.notices.push_back(*notice);
+  }
+  front.loss = options.loss;
+  front.loss_auto = requested.loss == LossKind::kAuto;
   front.iterations_run = result.iterations_run;
   front.evaluations = evaluations;
   front.seconds = std::chrono::duration<double>(Clock::now() - start).count();

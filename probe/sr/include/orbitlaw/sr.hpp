@@ -8,6 +8,7 @@
 // is the number of nodes in the tree (PySR's default), so 39.478*m1*m2/r^2 in the tree mul(mul(mul(c,m1),m2),
 // inv(square(r))) and in div(mul(mul(c,m1),m2),square(r)) both count the nodes actually present.
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,10 +24,16 @@ namespace orbitlaw::sr {
 //   kRelative      ((pred - y) / y)^2              (y must be non-zero)
 //   kLog           (ln pred - ln y)^2              (y must be > 0; pred <= 0 makes the loss infinite)
 //   kThresholdedL1 max(1e-8, |pred - y|) - 1e-8    (Vafa et al.'s loss)
-enum class LossKind { kL2, kL1, kRelative, kLog, kThresholdedL1 };
-// "l2", "l1", "relative", "log", "thresholded_l1"; throws orbitlaw::Error naming the bad value.
+//   kAuto          chosen from the targets by choose_loss() before the search starts
+enum class LossKind { kL2, kL1, kRelative, kLog, kThresholdedL1, kAuto };
+// "l2", "l1", "relative", "log", "thresholded_l1", "auto"; throws orbitlaw::Error naming the bad value.
 LossKind parse_loss_kind(const std::string& name);
 std::string to_string(LossKind kind);
+// The loss kAuto stands for: kLog when every target is positive and they span more than two decades
+// (max / min > 100), where a squared error would be decided by the largest rows alone; kL2 otherwise.
+LossKind choose_loss(const Eigen::VectorXd& y);
+// `kind`, or choose_loss(y) for kAuto.
+LossKind resolve_loss(LossKind kind, const Eigen::VectorXd& y);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Expressions.
@@ -104,13 +111,13 @@ Expr simplify(const Expr& expr);
 // Rounds every constant to `significant_digits` significant digits (SRBench's rule uses 3).
 Expr round_constants(const Expr& expr, int significant_digits = 3);
 
-// Loss of an expression on data (weights optional; non-finite predictions give +inf).
+// Loss of an expression on data (weights optional; non-finite predictions give +inf; kAuto: choose_loss(y)).
 double loss(const Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
             const Eigen::VectorXd* weights = nullptr);
 
 // Fits the constants of `expr` in place by Levenberg-Marquardt (analytic Jacobian; for L1-type losses
 // iteratively reweighted least squares), with `restarts` extra starts from perturbed constants; keeps the
-// constants only when the loss improves. Returns the loss after fitting.
+// constants only when the loss improves (kAuto is resolved from y). Returns the loss after fitting.
 double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
                      const Eigen::VectorXd* weights = nullptr, int restarts = 2, int iterations = 30,
                      std::uint64_t seed = 0);
@@ -121,29 +128,37 @@ double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd
 inline constexpr int kMinimumRows = 8;
 
 struct Options {
-  std::vector<std::string> operators = {"+", "-", "*",
-                                        "/"};  // e.g. Vafa et al.: {"+","*","sin","cos","exp","inv"}
-  int max_size = 20;                           // most nodes in an expression
-  int max_depth = 10;                          // deepest path, leaves included
-  int populations = 8;                         // evolved independently between migrations
+  // pow covers power laws with any real exponent (r^2.5) and sqrt the half powers at one node less; e.g.
+  // Vafa et al.: {"+","*","sin","cos","exp","inv"}
+  std::vector<std::string> operators = {"+", "-", "*", "/", "pow", "sqrt"};
+  int max_size = 20;    // most nodes in an expression
+  int max_depth = 10;   // deepest path, leaves included
+  int populations = 8;  // evolved independently between migrations
   int population_size = 40;
   int iterations = 200;           // one iteration = population_size mutations in every population
   double time_limit_seconds = 0;  // 0: no limit. A time limit makes results depend on machine speed.
-  // Stop once some expression has loss <= target_loss and the simplest such expression has not become simpler
-  // for target_patience iterations (so a simpler exact form can still be found). Negative: never.
+  // Stop once some expression has loss <= max(target_loss, the rounding floor loss_floor()) and the simplest
+  // such expression has not become simpler for target_patience iterations (so a simpler exact form can still
+  // be found). Negative: the floor alone, so a search stops soon after an exact fit.
   double target_loss = -1;
   int target_patience = 5;
   int threads = 1;  // results depend only on seed, not on threads (populations own their RNGs)
   std::uint64_t seed = 0;
-  LossKind loss = LossKind::kL2;
-  int restarts = 1;               // independent searches (seeds seed, seed+1, ...) whose fronts are merged
-  int constant_restarts = 2;      // extra Levenberg-Marquardt starts from perturbed constants
-  int optimizer_iterations = 30;  // LM iterations per start
-  int batch_size = 0;             // > 0 and < rows: constants are fitted on a random subset of this many rows
+  LossKind loss = LossKind::kAuto;  // kAuto: chosen from y (choose_loss); Result::loss says which
+  int restarts = 1;                 // independent searches (seeds seed, seed+1, ...) whose fronts are merged
+  int constant_restarts = 2;        // extra Levenberg-Marquardt starts from perturbed constants
+  int optimizer_iterations = 30;    // LM iterations per start
+  int batch_size = 0;  // > 0 and < rows: constants are fitted on a random subset of this many rows
   int tournament_size = 8;
   double parsimony = 0.002;  // selection pressure per node, on losses normalised by the constant model's
   double migration_fraction = 0.1;  // share of each population replaced by hall-of-fame members per iteration
-  bool progress = false;            // print a progress line (orbitlaw::Progress) on stderr
+  // Rows held out from the fit, on which Result::best is chosen: this share of the rows, drawn from `seed`,
+  // when there are at least holdout_min_rows rows (fewer: none, and best is PySR's rule). 0: never. The
+  // minimum keeps at least 50 rows for the held-out losses' standard errors at the default share, and leaves
+  // small tables searched on every row as before.
+  double holdout_fraction = 0.2;
+  int holdout_min_rows = 250;
+  bool progress = false;  // print a progress line (orbitlaw::Progress) on stderr
 };
 
 // Checks operator names, sizes and counts; throws orbitlaw::Error naming the bad setting.
@@ -151,7 +166,11 @@ void validate(const Options& options);
 
 struct FrontEntry {
   int complexity = 0;
-  double loss = 0;
+  double loss = 0;  // on the rows fitted: every row but the held-out ones
+  // On the held-out rows, and its standard error (standard deviation of the per-row losses / sqrt(rows));
+  // NaN when no rows were held out, +inf where the expression is not finite on some held-out row.
+  double holdout_loss = NAN;
+  double holdout_loss_se = NAN;
   double score = 0;  // -d ln(loss) / d complexity against the previous front entry (0 for the first)
   std::string text;  // canonical (simplified) form
   std::string latex;
@@ -161,9 +180,20 @@ struct FrontEntry {
 
 struct Result {
   std::vector<FrontEntry> front;  // increasing complexity, strictly decreasing loss
-  int best = -1;           // PySR's rule: highest score among entries with loss <= 1.5 x the minimum loss
-  int highest_score = -1;  // highest score over the whole front
-  int most_accurate = -1;  // lowest loss
+  // With held-out losses: the simplest entry whose held-out loss is within one standard error of the lowest
+  // (the one-standard-error rule), so terms that only fit the noise of the fitted rows are not chosen.
+  // Without: PySR's rule, the highest score among entries with loss <= 1.5 x the minimum loss.
+  int best = -1;
+  std::string selection = "score";  // how best was chosen: "holdout" or "score" (PySR's rule)
+  int holdout_rows = 0;             // rows held out from the fit
+  int highest_score = -1;           // highest score over the whole front
+  int most_accurate = -1;           // lowest loss
+  LossKind loss = LossKind::kL2;    // the loss the search minimised (never kAuto)
+  bool loss_auto = false;           // whether it was chosen from the data (Options::loss was kAuto)
+  // One-line remarks on the data against the options, e.g. that every input and the target are positive,
+  // a power law fitted in logarithms beats every expression found, and its exponents need an operator that
+  // is off.
+  std::vector<std::string> notices;
   int iterations_run = 0;
   double seconds = 0;
   std::int64_t evaluations = 0;  // expression evaluations on the data (LM steps included)
@@ -175,18 +205,21 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
               const Options& options, const Eigen::VectorXd* weights = nullptr);
 
 // Builds a front from arbitrary (complexity, loss) candidates: keeps the best loss per complexity, drops
-// entries not strictly better than every simpler one, computes scores and the three selections. Entries whose
-// text/latex/json are empty are filled from expr when it is not empty. Losses below `loss_floor` count as
-// equal to it for dominance, scores and selections (reported losses are untouched): without a floor, rounding
-// noise (1e-31 against 1e-32 on noiseless data) would decide between exact expressions. search() uses
-// loss_floor(kind, loss of the best constant model).
+// entries not strictly better than every simpler one, computes scores and the three selections (best by
+// held-out loss when some front entry has a finite one, else by PySR's rule). Entries whose text/latex/json
+// are empty are filled from expr when it is not empty. Losses below `loss_floor`, held-out ones included,
+// count as equal to it for dominance, scores and selections (reported losses are untouched): without a floor,
+// rounding noise (1e-31 against 1e-32 on noiseless data) would decide between exact expressions. search()
+// uses loss_floor(kind, loss of the best constant model).
 Result make_front(std::vector<FrontEntry> candidates, const std::vector<std::string>& names,
                   double loss_floor = 0);
 // Rounding level of a loss relative to the constant model's loss `reference`: 1e-24 x reference for the
 // squared losses (L2, relative, log), 1e-12 x reference for the L1 losses.
 double loss_floor(LossKind kind, double reference);
 
-// Front as JSON ({"front": [...], "best": i, ...}) and CSV (complexity,loss,score,expression).
+// Front as JSON ({"front": [...], "best": i, "selection": "holdout", "holdout_rows": n, "loss": "log",
+// "loss_chosen_by": "auto" | "options", "notices": [...], ...}; held-out losses that are not finite are null)
+// and CSV (complexity,loss,holdout_loss,score,selection,expression; empty where not finite).
 Json result_json(const Result& result);
 std::string result_csv(const Result& result);
 
