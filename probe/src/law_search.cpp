@@ -47,16 +47,7 @@ LawSearchOptions law_search_options_from_config(ConfigReader& section, const Law
   if (!(options.confidence > 0 && options.confidence < 1))
     throw Error("probe config: 'confidence' must lie in (0, 1)");
   auto& s = options.search;
-  s.operators = section.get("operators", defaults.search.operators);
-  s.loss = sr::parse_loss_kind(section.get("loss", sr::to_string(defaults.search.loss)));
-  s.max_size = section.get("max_size", defaults.search.max_size);
-  s.restarts = section.get("restarts", defaults.search.restarts);
-  s.iterations = section.get("iterations", defaults.search.iterations);
-  s.populations = section.get("populations", defaults.search.populations);
-  s.population_size = section.get("population_size", defaults.search.population_size);
-  s.threads = section.get("threads", defaults.search.threads);
-  s.optimizer_iterations = section.get("optimizer_iterations", defaults.search.optimizer_iterations);
-  s.time_limit_seconds = section.get("time_limit_seconds", defaults.search.time_limit_seconds);
+  sr::read_options(section, s);
   sr::validate(s);
   return options;
 }

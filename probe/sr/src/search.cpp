@@ -350,6 +350,78 @@ std::optional<std::string> power_law_notice(const Eigen::MatrixXd& X, const Eige
          (needs_pow ? "the operator pow" : "the operator sqrt or pow") + ", which is off";
 }
 
+// One restart: fresh populations evolved for options.iterations, until the deadline, or until an exact fit
+// (loss <= stop_loss) has kept its simplest form for target_patience iterations. Its hall of fame joins
+// `overall`. Returns whether the exact fit stopped it.
+bool run_restart(const Problem& problem, int restart, double stop_loss, Clock::time_point deadline,
+                 bool has_deadline, HallOfFame& overall, Result& result, std::int64_t& evaluations,
+                 Progress* progress) {
+  const Options& options = problem.options;
+  std::vector<Population> populations;
+  populations.reserve(options.populations);
+  for (int p = 0; p < options.populations; ++p)
+    populations.emplace_back(problem, mix_seed(options.seed, restart, p));
+  HallOfFame hall(options.max_size);
+  int simplest_at_target = -1, unchanged = 0;
+  bool exact = false;
+  const int threads = std::min(options.threads, options.populations);
+  for (int iteration = 0; iteration < options.iterations && !exact; ++iteration) {
+    auto work = [&](int first) {
+      for (int p = first; p < options.populations; p += threads)
+        populations[p].evolve(deadline, has_deadline);
+    };
+    if (threads <= 1) {
+      work(0);
+    } else {
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
+      for (auto& t : pool) t.join();
+    }
+    for (const auto& population : populations) hall.merge(population.hall());
+    std::vector<Member> front = hall.pareto();
+    for (auto& population : populations) population.migrate(front);
+    ++result.iterations_run;
+    if (progress) {
+      progress->advance();
+      progress->set_note("best loss " + std::to_string(hall.min_loss()));
+    }
+    if (has_deadline && Clock::now() > deadline) break;
+    if (hall.min_loss() <= stop_loss) {
+      int simplest = options.max_size + 1;
+      for (const Member& m : front) {
+        if (m.loss <= stop_loss) simplest = std::min(simplest, m.expr.complexity());
+      }
+      unchanged = simplest == simplest_at_target ? unchanged + 1 : 0;
+      simplest_at_target = simplest;
+      exact = unchanged >= options.target_patience;
+    }
+  }
+  for (const auto& population : populations) evaluations += population.evaluations();
+  overall.merge(hall);
+  return exact;
+}
+
+// The hall of fame as front candidates, each shown in canonical form when that form evaluates to the same
+// loss on the fitted rows.
+std::vector<FrontEntry> front_candidates(const HallOfFame& overall, const Problem& problem,
+                                         const Eigen::MatrixXd& X_fit, const Eigen::ArrayXd* weights) {
+  std::vector<FrontEntry> candidates;
+  for (const Member& m : overall.all()) {
+    FrontEntry entry;
+    entry.complexity = m.expr.complexity();
+    entry.loss = m.loss;
+    entry.expr = m.expr;
+    Expr canonical = simplify(m.expr);
+    const double canonical_loss =
+        loss_of(canonical.evaluate(X_fit), problem.y, problem.options.loss, weights);
+    if (std::isfinite(canonical_loss) &&
+        canonical_loss <= m.loss * (1 + 1e-6) + 1e-12 * problem.reference_loss)
+      entry.expr = canonical;
+    candidates.push_back(std::move(entry));
+  }
+  return candidates;
+}
+
 }  // namespace
 
 void validate(const Options& o) {
@@ -373,7 +445,7 @@ void validate(const Options& o) {
   positive("restarts", o.restarts);
   positive("tournament_size", o.tournament_size);
   if (o.population_size < 2) throw Error("sr option 'population_size' must be at least 2");
-  finite_non_negative("time_limit", o.time_limit_seconds);
+  finite_non_negative("time_limit_seconds", o.time_limit_seconds);
   if (std::isnan(o.target_loss)) throw Error("sr option 'target_loss' is NaN");
   if (o.constant_restarts < 0 || o.optimizer_iterations < 0) {
     throw Error("sr options 'constant_restarts' and 'optimizer_iterations' must not be negative");
@@ -426,73 +498,16 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
 
   // An exact fit stops the search (after target_patience iterations without a simpler exact form).
   const double stop_loss = std::max(options.target_loss, problem.loss_floor);
-  bool target_reached = false;
   for (int restart = 0; restart < options.restarts; ++restart) {
-    std::vector<Population> populations;
-    populations.reserve(options.populations);
-    for (int p = 0; p < options.populations; ++p)
-      populations.emplace_back(problem, mix_seed(options.seed, restart, p));
-    HallOfFame hall(options.max_size);
-    int simplest_at_target = -1, unchanged = 0;  // for target_patience
-    const int threads = std::min(options.threads, options.populations);
-    for (int iteration = 0; iteration < options.iterations; ++iteration) {
-      auto work = [&](int first) {
-        for (int p = first; p < options.populations; p += threads)
-          populations[p].evolve(deadline, has_deadline);
-      };
-      if (threads <= 1) {
-        work(0);
-      } else {
-        std::vector<std::thread> pool;
-        for (int t = 0; t < threads; ++t) pool.emplace_back(work, t);
-        for (auto& t : pool) t.join();
-      }
-      for (const auto& population : populations) hall.merge(population.hall());
-      std::vector<Member> front = hall.pareto();
-      for (auto& population : populations) population.migrate(front);
-      ++result.iterations_run;
-      if (progress) {
-        progress->advance();
-        progress->set_note("best loss " + std::to_string(hall.min_loss()));
-      }
-      if (has_deadline && Clock::now() > deadline) break;
-      if (hall.min_loss() <= stop_loss) {
-        int simplest = options.max_size + 1;
-        for (const Member& m : front) {
-          if (m.loss <= stop_loss) simplest = std::min(simplest, m.expr.complexity());
-        }
-        unchanged = simplest == simplest_at_target ? unchanged + 1 : 0;
-        simplest_at_target = simplest;
-        if (unchanged >= options.target_patience) {
-          target_reached = true;
-          break;
-        }
-      }
-    }
-    for (const auto& population : populations) evaluations += population.evaluations();
-    overall.merge(hall);
-    if (target_reached) break;
-    if (has_deadline && Clock::now() > deadline) break;
+    const bool exact = run_restart(problem, restart, stop_loss, deadline, has_deadline, overall, result,
+                                   evaluations, progress ? &*progress : nullptr);
+    if (exact || (has_deadline && Clock::now() > deadline)) break;
   }
   if (progress) progress->finish();
 
-  // The front shows each expression in canonical form when that form evaluates to the same loss.
-  std::vector<FrontEntry> candidates;
   Eigen::ArrayXd w;
   if (weights) w = w_fit.array();
-  for (const Member& m : overall.all()) {
-    FrontEntry entry;
-    entry.complexity = m.expr.complexity();
-    entry.loss = m.loss;
-    entry.expr = m.expr;
-    Expr canonical = simplify(m.expr);
-    double canonical_loss =
-        loss_of(canonical.evaluate(X_fit), problem.y, options.loss, weights ? &w : nullptr);
-    if (std::isfinite(canonical_loss) &&
-        canonical_loss <= m.loss * (1 + 1e-6) + 1e-12 * problem.reference_loss)
-      entry.expr = canonical;
-    candidates.push_back(std::move(entry));
-  }
+  std::vector<FrontEntry> candidates = front_candidates(overall, problem, X_fit, weights ? &w : nullptr);
   if (!held.empty()) {
     const Eigen::MatrixXd X_held = X(held, Eigen::all);
     const Eigen::ArrayXd y_held = y(held).array();

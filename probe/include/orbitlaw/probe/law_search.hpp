@@ -38,9 +38,9 @@ struct LawSearchOptions {
 // The two protocols with a budget for the SR engine's defaults; the caller may lower iterations etc.
 LawSearchOptions published_protocol();
 LawSearchOptions extended_protocol();
-// Reads the keys of a protocol section ("galaxies", "galaxy_rows", "nearest_rows", "operators", "loss",
-// "max_size", "restarts", "iterations", "populations", "population_size", "threads", "optimizer_iterations",
-// "time_limit_seconds") on top of `defaults`; unknown keys are rejected by the caller's finish().
+// Reads the keys of a protocol section ("galaxies", "galaxy_rows", "nearest_rows", "observable_only",
+// "confidence", and the search's keys of sr::read_options, e.g. "operators", "loss", "max_size", "restarts",
+// "iterations", "time_limit_seconds") on top of `defaults`; unknown keys are rejected by the caller's finish().
 LawSearchOptions law_search_options_from_config(ConfigReader& section, const LawSearchOptions& defaults);
 
 // Row indices of each galaxy: the `nearest_rows` rows with the smallest distance (ties by index), then

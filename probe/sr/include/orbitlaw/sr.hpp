@@ -164,6 +164,13 @@ struct Options {
 // Checks operator names, sizes and counts; throws orbitlaw::Error naming the bad setting.
 void validate(const Options& options);
 
+// Reads the options' config keys on top of `o`, with the names of the fields above (operators as a list or a
+// comma-separated string; loss by name): one vocabulary for `orbitlaw sr` and the probe's law searches. Not
+// seed or progress, which callers own; validate() checks the values.
+void read_options(ConfigReader& reader, Options& o);
+// "a,b,c" or a JSON array of strings; throws Error naming `key` otherwise.
+std::vector<std::string> name_list(const Json& value, const std::string& key);
+
 struct FrontEntry {
   int complexity = 0;
   double loss = 0;  // on the rows fitted: every row but the held-out ones
