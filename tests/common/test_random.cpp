@@ -11,6 +11,17 @@
 
 namespace {
 
+// orbitlaw::shuffle with this generator moves 0..49 out of order and keeps every value once.
+template <class Generator>
+void expect_shuffle_permutes(Generator& rng) {
+  std::vector<int> values(50);
+  std::iota(values.begin(), values.end(), 0);
+  orbitlaw::shuffle(values, rng);
+  EXPECT_FALSE(std::is_sorted(values.begin(), values.end()));
+  std::sort(values.begin(), values.end());
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(values[i], i);
+}
+
 // SplitMix64 from state 0: the first outputs of Vigna's reference implementation (splitmix64.c).
 TEST(Random, SplitMix64MatchesTheReference) {
   orbitlaw::SplitMix64 rng(0);
@@ -55,12 +66,33 @@ TEST(Random, BelowIsUniformAndShuffleIsAPermutation) {
   double chi2 = 0;
   for (int c : counts) chi2 += (c - 10000.0) * (c - 10000.0) / 10000.0;
   EXPECT_LT(chi2, 27.9);  // 9 degrees of freedom, p = 0.001
-  std::vector<int> values(50);
-  std::iota(values.begin(), values.end(), 0);
-  orbitlaw::shuffle(values, rng);
-  EXPECT_FALSE(std::is_sorted(values.begin(), values.end()));
-  std::sort(values.begin(), values.end());
-  for (int i = 0; i < 50; ++i) EXPECT_EQ(values[i], i);
+  expect_shuffle_permutes(rng);
+}
+
+// The symbolic-regression engine's draws: a weighted pick follows its weights (never a zero weight), and the
+// xoshiro stream's below() and shuffle behave like SplitMix64's.
+TEST(Random, WeightedPickFollowsItsWeights) {
+  orbitlaw::Xoshiro256 rng(5, 0, 0);
+  const double weights[] = {0.10, 0.30, 0.0, 0.60};
+  std::vector<int> counts(4, 0);
+  const int draws = 100000;
+  for (int i = 0; i < draws; ++i) ++counts[rng.pick(weights)];
+  EXPECT_EQ(counts[2], 0);
+  double chi2 = 0;
+  for (int k : {0, 1, 3}) {
+    const double expected = weights[k] * draws;
+    chi2 += (counts[k] - expected) * (counts[k] - expected) / expected;
+  }
+  EXPECT_LT(chi2, 13.8);                     // 2 degrees of freedom, p = 0.001
+  const double unnormalised[] = {2.0, 6.0};  // the weights need not sum to one
+  int second = 0;
+  for (int i = 0; i < draws; ++i) second += rng.pick(unnormalised);
+  EXPECT_NEAR(second / static_cast<double>(draws), 0.75, 0.01);
+
+  expect_shuffle_permutes(rng);
+  double mean = 0;
+  for (int i = 0; i < draws; ++i) mean += static_cast<double>(rng.below(7));
+  EXPECT_NEAR(mean / draws, 3.0, 0.03);
 }
 
 TEST(Units, GravitationalConstantIsFourPiSquared) {

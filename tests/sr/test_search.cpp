@@ -84,14 +84,21 @@ TEST(SrSearch, ThresholdedL1LossRecoversNewtonAboveItsThreshold) {
   // discriminate forces well above 1e-8: heavier masses and closer orbits than the probe's ranges.
   auto d =
       sr::test::sample(kNewton, {{"r", 0.5, 5}, {"m1", 0.01, 1, true}, {"m2", 0.01, 1, true}}, 200, 3100);
-  sr::Options o = small_budget(0);
-  o.operators = {"+", "*", "sin", "cos", "exp", "inv"};
-  o.loss = sr::LossKind::kThresholdedL1;
-  o.max_size = 20;
-  o.target_loss = 0;
-  std::string text;
-  auto e = recovered(d, o, "m1*m2/r^2", &text);
-  EXPECT_TRUE(e.equivalent) << text;
+  // Without / and pow, 1/r^2 must be built as inv(r*r): a hard search at this budget, so it is judged over three
+  // seeds (at least two), not on one seed's luck.
+  int successes = 0;
+  std::string texts;
+  for (std::uint64_t seed = 0; seed < 3; ++seed) {
+    sr::Options o = small_budget(seed);
+    o.operators = {"+", "*", "sin", "cos", "exp", "inv"};
+    o.loss = sr::LossKind::kThresholdedL1;
+    o.max_size = 20;
+    o.target_loss = 0;
+    std::string text;
+    successes += recovered(d, o, "m1*m2/r^2", &text).equivalent;
+    texts += "\n  seed " + std::to_string(seed) + ": " + text;
+  }
+  EXPECT_GE(successes, 2) << texts;
 }
 
 TEST(SrSearch, KeplersThirdLaw) {

@@ -5,6 +5,7 @@
 // machines). Two generators: SplitMix64 (one word of state; seeding, splits, batch draws) and xoshiro256**
 // (Blackman and Vigna; long streams such as a simulated system's sampling), seeded through SplitMix64.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -37,9 +38,9 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
-// Fisher-Yates with SplitMix64::below.
-template <class T>
-void shuffle(std::vector<T>& values, SplitMix64& rng) {
+// Fisher-Yates with the generator's below(n) (SplitMix64 or Xoshiro256).
+template <class T, class Generator>
+void shuffle(std::vector<T>& values, Generator& rng) {
   for (std::size_t i = values.size(); i > 1; --i) std::swap(values[i - 1], values[rng.below(i)]);
 }
 
@@ -75,7 +76,8 @@ class Xoshiro256 {
   double uniform() { return unit_interval(next()); }  // [0, 1)
   double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
   double open_uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }  // (0, 1)
-  int uniform_int(int lo, int hi) {                                                        // inclusive
+  std::uint64_t below(std::uint64_t n) { return next() % n; }  // [0, n), bias < n / 2^64
+  int uniform_int(int lo, int hi) {                            // inclusive
     const auto span = static_cast<std::uint64_t>(hi - lo + 1);
     return lo + static_cast<int>(next() % span);  // small spans: modulo bias below span / 2^64
   }
@@ -87,6 +89,22 @@ class Xoshiro256 {
       const double s = u * u + v * v;
       if (s > 0.0 && s < 1.0) return u * std::sqrt(-2.0 * std::log(s) / s);
     }
+  }
+
+  double normal(double mean, double sd) { return mean + sd * normal(); }
+
+  // An index drawn with probability weights[i] / sum(weights); the weights are non-negative, their sum
+  // positive.
+  template <std::size_t N>
+  int pick(const double (&weights)[N]) {
+    double total = 0;
+    for (double w : weights) total += w;
+    double u = uniform() * total;
+    for (std::size_t i = 0; i + 1 < N; ++i) {
+      if (u < weights[i]) return static_cast<int>(i);
+      u -= weights[i];
+    }
+    return static_cast<int>(N - 1);
   }
 
   double gamma(double shape) {  // shape < 1 through Gamma(shape + 1) * U^(1/shape)

@@ -12,6 +12,9 @@
 namespace orbitlaw::sr {
 namespace {
 
+// The stream of a fit run on its own (not inside a search, whose populations own their generators).
+constexpr std::uint64_t kStandaloneFitStream = 0x666974;  // "fit"
+
 enum class Residual { kLinear, kLog };
 
 Eigen::VectorXd get_constants(const Expr& e) {
@@ -166,13 +169,12 @@ void fit_once(Expr& e, const FitTarget& target, int iterations, std::int64_t& ev
 
 }  // namespace
 
-double fit_constants(Expr& expr, const FitTarget& target, int iterations, int restarts, std::mt19937_64& rng,
+double fit_constants(Expr& expr, const FitTarget& target, int iterations, int restarts, Xoshiro256& rng,
                      std::int64_t& evaluations) {
   double best_loss = true_loss(expr, target, evaluations);
   if (expr.constant_count() == 0) return best_loss;
   const Eigen::VectorXd start = get_constants(expr);
   Eigen::VectorXd best = start;
-  std::normal_distribution<double> normal(0.0, 1.0);
   for (int attempt = 0; attempt <= restarts; ++attempt) {
     Expr trial = expr;
     if (attempt > 0) {
@@ -180,8 +182,8 @@ double fit_constants(Expr& expr, const FitTarget& target, int iterations, int re
       Eigen::VectorXd c = start;
       for (Eigen::Index k = 0; k < c.size(); ++k) {
         double magnitude = c[k] == 0 ? 1.0 : c[k];
-        c[k] = magnitude * std::exp(normal(rng));
-        if (std::uniform_real_distribution<double>(0, 1)(rng) < 0.1) c[k] = -c[k];
+        c[k] = magnitude * std::exp(rng.normal());
+        if (rng.uniform() < 0.1) c[k] = -c[k];
       }
       set_constants(trial, c);
     }
@@ -204,7 +206,7 @@ double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd
   Eigen::ArrayXd ya = y.array(), w;
   if (weights) w = weights->array();
   FitTarget target{evaluator, ya, weights ? &w : nullptr, kind};
-  std::mt19937_64 rng(seed);
+  Xoshiro256 rng(seed, kStandaloneFitStream, 0);
   std::int64_t evaluations = 0;
   return fit_constants(expr, target, iterations, restarts, rng, evaluations);
 }

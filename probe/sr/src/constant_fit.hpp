@@ -1,9 +1,9 @@
 #pragma once
 // Fitting the constants of an expression by Levenberg-Marquardt with restarts.
 #include <Eigen/Core>
-#include <random>
 
 #include "evaluator.hpp"
+#include "orbitlaw/random.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {
@@ -17,7 +17,7 @@ struct FitTarget {
 
 // Fits the constants of `expr` in place; returns the loss on the target's rows (kept only if it improved).
 // `evaluations` is increased by the number of expression evaluations used.
-double fit_constants(Expr& expr, const FitTarget& target, int iterations, int restarts, std::mt19937_64& rng,
+double fit_constants(Expr& expr, const FitTarget& target, int iterations, int restarts, Xoshiro256& rng,
                      std::int64_t& evaluations);
 
 }  // namespace orbitlaw::sr

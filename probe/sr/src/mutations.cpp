@@ -12,10 +12,10 @@
 namespace orbitlaw::sr {
 namespace {
 
-int uniform_int(std::mt19937_64& rng, int lo, int hi) {
-  return std::uniform_int_distribution<int>(lo, hi)(rng);
-}
-double uniform01(std::mt19937_64& rng) { return std::uniform_real_distribution<double>(0.0, 1.0)(rng); }
+// The project's portable generator (orbitlaw/random.hpp), so a seed gives the same search on every standard
+// library (std's distributions are implementation-defined).
+int uniform_int(Xoshiro256& rng, int lo, int hi) { return rng.uniform_int(lo, hi); }
+double uniform01(Xoshiro256& rng) { return rng.uniform(); }
 
 std::vector<Node> splice(const std::vector<Node>& nodes, int begin, int end,
                          const std::vector<Node>& insert) {
@@ -67,14 +67,14 @@ Expr fold_constants(const Expr& expr) {
   return Expr(std::move(out));
 }
 
-Node Mutator::random_leaf(std::mt19937_64& rng) const {
+Node Mutator::random_leaf(Xoshiro256& rng) const {
   if (ops_.variables > 0 && uniform01(rng) < 0.7)
     return Node{Op::kVar, uniform_int(rng, 0, ops_.variables - 1), 0};
-  double magnitude = std::exp(std::normal_distribution<double>(0.0, 1.0)(rng));
+  double magnitude = std::exp(rng.normal());
   return Node{Op::kConst, 0, uniform01(rng) < 0.8 ? magnitude : -magnitude};
 }
 
-Expr Mutator::random_tree(int size, std::mt19937_64& rng) const {
+Expr Mutator::random_tree(int size, Xoshiro256& rng) const {
   // Grow top-down: a node of budget s is a leaf (s = 1), a unary operator (budget s-1 below) or a binary one
   // (budget split between its operands).
   std::vector<Node> out;
@@ -102,7 +102,7 @@ Expr Mutator::random_tree(int size, std::mt19937_64& rng) const {
   return Expr(std::move(out));
 }
 
-Expr Mutator::mutate(const Expr& parent, std::mt19937_64& rng) const {
+Expr Mutator::mutate(const Expr& parent, Xoshiro256& rng) const {
   for (int attempt = 0; attempt < 10; ++attempt) {
     Expr child = mutate_once(parent, rng);
     if (fits(child)) return child;
@@ -110,14 +110,13 @@ Expr Mutator::mutate(const Expr& parent, std::mt19937_64& rng) const {
   return parent;
 }
 
-Expr Mutator::mutate_once(const Expr& parent, std::mt19937_64& rng) const {
+Expr Mutator::mutate_once(const Expr& parent, Xoshiro256& rng) const {
   const auto& nodes = parent.nodes();
   const int n = static_cast<int>(nodes.size());
   // Weights loosely follow PySR's defaults: structure edits dominate, constants are fitted anyway.
   enum Kind { kConstant, kOperator, kInsert, kDelete, kReplace, kRandomize };
   const double weights[] = {0.10, 0.30, 0.30, 0.20, 0.08, 0.02};
-  std::discrete_distribution<int> pick(std::begin(weights), std::end(weights));
-  switch (pick(rng)) {
+  switch (rng.pick(weights)) {
     case kConstant: {
       std::vector<int> constants;
       for (int i = 0; i < n; ++i) {
@@ -126,7 +125,7 @@ Expr Mutator::mutate_once(const Expr& parent, std::mt19937_64& rng) const {
       if (constants.empty()) break;
       std::vector<Node> out = nodes;
       Node& c = out[constants[uniform_int(rng, 0, static_cast<int>(constants.size()) - 1)]];
-      c.value *= std::exp(std::normal_distribution<double>(0.0, 0.5)(rng));
+      c.value *= std::exp(rng.normal(0.0, 0.5));
       if (uniform01(rng) < 0.05) c.value = -c.value;
       return Expr(std::move(out));
     }
@@ -195,7 +194,7 @@ Expr Mutator::mutate_once(const Expr& parent, std::mt19937_64& rng) const {
   return Expr(std::move(out));
 }
 
-Expr Mutator::crossover(const Expr& a, const Expr& b, std::mt19937_64& rng) const {
+Expr Mutator::crossover(const Expr& a, const Expr& b, Xoshiro256& rng) const {
   for (int attempt = 0; attempt < 10; ++attempt) {
     int i = uniform_int(rng, 0, a.complexity() - 1);
     int j = uniform_int(rng, 0, b.complexity() - 1);

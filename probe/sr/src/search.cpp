@@ -30,6 +30,10 @@
 namespace orbitlaw::sr {
 namespace {
 
+// Random streams: population p of restart r draws from Xoshiro256(seed, r, p); the held-out split from its
+// own stream, numbered beyond any restart.
+constexpr std::uint64_t kHoldoutStream = 0x686f6c64;  // "hold"
+
 using Clock = std::chrono::steady_clock;
 constexpr double kRestartShare = 0.25;  // share of children whose constants get the extra LM starts
 
@@ -98,16 +102,15 @@ struct Problem {
 
 class Population {
  public:
-  Population(const Problem& problem, std::uint64_t seed)
+  Population(const Problem& problem, Xoshiro256 rng)
       : problem_(problem),
-        rng_(seed),
+        rng_(rng),
         mutator_(problem.operators, problem.options.max_size, problem.options.max_depth),
         evaluator_(problem.X),
         hall_(problem.options.max_size) {
     const Options& o = problem.options;
     for (int k = 0; k < o.population_size; ++k) {
-      Expr e =
-          mutator_.random_tree(std::uniform_int_distribution<int>(1, std::min(o.max_size, 7))(rng_), rng_);
+      Expr e = mutator_.random_tree(rng_.uniform_int(1, std::min(o.max_size, 7)), rng_);
       if (!mutator_.fits(e)) e = mutator_.random_tree(1, rng_);
       members_.push_back(make_member(std::move(e)));
     }
@@ -134,9 +137,9 @@ class Population {
     if (front.empty()) return;
     int count = static_cast<int>(std::lround(problem_.options.migration_fraction * members_.size()));
     for (int k = 0; k < count; ++k) {
-      Member m = front[std::uniform_int_distribution<std::size_t>(0, front.size() - 1)(rng_)];
+      Member m = front[rng_.below(front.size())];
       m.birth = ++clock_;
-      members_[std::uniform_int_distribution<std::size_t>(0, members_.size() - 1)(rng_)] = std::move(m);
+      members_[rng_.below(members_.size())] = std::move(m);
     }
   }
 
@@ -144,7 +147,7 @@ class Population {
   std::int64_t evaluations() const { return evaluations_; }
 
  private:
-  double uniform() { return std::uniform_real_distribution<double>(0.0, 1.0)(rng_); }
+  double uniform() { return rng_.uniform(); }
 
   void choose_batch() {
     const Options& o = problem_.options;
@@ -152,7 +155,7 @@ class Population {
     if (o.batch_size <= 0 || o.batch_size >= rows) return;
     std::vector<Eigen::Index> all(rows);
     for (Eigen::Index i = 0; i < rows; ++i) all[i] = i;
-    std::shuffle(all.begin(), all.end(), rng_);
+    orbitlaw::shuffle(all, rng_);
     all.resize(o.batch_size);
     std::sort(all.begin(), all.end());
     batch_X_ = problem_.X(all, Eigen::all);
@@ -193,7 +196,7 @@ class Population {
     const int n = static_cast<int>(members_.size());
     const Member* best = nullptr;
     for (int k = 0; k < problem_.options.tournament_size; ++k) {
-      const Member& m = members_[std::uniform_int_distribution<int>(0, n - 1)(rng_)];
+      const Member& m = members_[rng_.uniform_int(0, n - 1)];
       if (!best || m.fitness < best->fitness) best = &m;
     }
     return *best;
@@ -206,7 +209,7 @@ class Population {
   }
 
   const Problem& problem_;
-  std::mt19937_64 rng_;
+  Xoshiro256 rng_;  // orbitlaw/random.hpp: the same stream on every standard library
   Mutator mutator_;
   Evaluator evaluator_;
   HallOfFame hall_;
@@ -217,14 +220,6 @@ class Population {
   Eigen::ArrayXd batch_y_, batch_w_;
   std::optional<Evaluator> batch_evaluator_;
 };
-
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t a, std::uint64_t b) {
-  // splitmix64 over the combination, so neighbouring seeds give unrelated streams.
-  std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + a * 0xBF58476D1CE4E5B9ULL + b * 0x94D049BB133111EBULL + 1;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
                 const Eigen::VectorXd* weights) {
@@ -267,8 +262,8 @@ std::vector<Eigen::Index> held_out_rows(Eigen::Index rows, const Options& o) {
   if (count < 2) return {};  // a standard error needs two rows
   std::vector<Eigen::Index> order(static_cast<std::size_t>(rows));
   std::iota(order.begin(), order.end(), Eigen::Index{0});
-  std::mt19937_64 rng(mix_seed(o.seed, 0x686f6c64, 0));  // its own stream, apart from the populations'
-  std::shuffle(order.begin(), order.end(), rng);
+  Xoshiro256 rng(o.seed, kHoldoutStream, 0);  // its own stream, apart from the populations'
+  orbitlaw::shuffle(order, rng);
   order.resize(static_cast<std::size_t>(count));
   std::sort(order.begin(), order.end());
   return order;
@@ -360,7 +355,7 @@ bool run_restart(const Problem& problem, int restart, double stop_loss, Clock::t
   std::vector<Population> populations;
   populations.reserve(options.populations);
   for (int p = 0; p < options.populations; ++p)
-    populations.emplace_back(problem, mix_seed(options.seed, restart, p));
+    populations.emplace_back(problem, Xoshiro256(options.seed, restart, p));
   HallOfFame hall(options.max_size);
   int simplest_at_target = -1, unchanged = 0;
   bool exact = false;
