@@ -1,8 +1,12 @@
 """The orbitlaw GPT (docs/design.md sections 4-5) in Python PyTorch, the peer of bench_model_train.
 
-Same architecture as model/src/gpt.cpp (two embedding tables concatenated and projected, learned positions,
-pre-LayerNorm blocks, GELU MLP, 2 x V head), the same unfused attention formulas (model/src/attention.cpp),
+Same architecture as model/src/gpt.cpp (two embedding tables concatenated and projected, learned positions or
+RoPE, pre-LayerNorm blocks, GELU MLP, 2 x V head), the same unfused attention formulas (model/src/attention.cpp),
 the same AdamW groups and step (forward, loss, backward, clip 1.0, AdamW). Prints one JSON line.
+
+The modules carry the LibTorch model's names (blocks.0.attn.c_attn.weight, blocks.0.c_proj.weight, ...), so a
+state dict maps one to one onto Gpt::named_parameters(); gpt_parity.py relies on that to check the LibTorch GPT
+against this one in float64 (tests/model/test_gpt_parity.cpp).
 """
 import argparse
 import json
@@ -20,8 +24,31 @@ PRESETS = {  # (n_layer, n_head, n_embd, block_size, bins, window) as in model/s
     "paper-109m": (12, 12, 768, 999, 7000, 128),
 }
 
+# LSSAR's near-uniform cut-off tau = 2^-10 (kLssarUniformTolerance, model/shared/include/orbitlaw/model/
+# lssar_cutoff.hpp): a row with max_j u_ij <= tau is all at or below uniform and gets all-zero weights.
+LSSAR_UNIFORM_TOLERANCE = 1.0 / 1024.0
+
+
+def lssar_reweight(a, p, offset_rows):
+    """LSSAR re-weighting of row-normalised LSSA weights a [..., T, T] (design.md section 5, attention.cpp).
+
+    W_ij = (u_ij / max_j u_ij)^p, renormalised, with u_ij = ReLU(n_i A_ij - O_i); the row maximum is a
+    constant of the row (detached). Rows with max_j u_ij <= tau are all zeros, with zero gradients.
+    """
+    i = torch.arange(a.shape[-2], dtype=a.dtype).unsqueeze(1)
+    n = i + 1
+    offset = (i >= offset_rows).to(a.dtype)
+    excess = torch.relu(n * a - offset)
+    row_max = excess.amax(-1, keepdim=True).detach()
+    kept = row_max > LSSAR_UNIFORM_TOLERANCE
+    scaled = excess / torch.where(kept, row_max, torch.ones_like(row_max))
+    w = scaled.pow(p) * kept.to(a.dtype)
+    total = w.sum(-1, keepdim=True)
+    return w / torch.where(kept, total, torch.ones_like(total))
+
 
 def attention(q, k, v, kind, p=15.0, offset_rows=3, window=64, scale=None):
+    """Causal attention of one kind on q, k, v [B, H, T, d]; `scale` is SSMax's per-head s [H]."""
     t, d = q.shape[-2], q.shape[-1]
     i = torch.arange(t).unsqueeze(1)
     j = torch.arange(t).unsqueeze(0)
@@ -34,57 +61,90 @@ def attention(q, k, v, kind, p=15.0, offset_rows=3, window=64, scale=None):
     elif kind == "ssmax":
         s = scale.view(1, -1, 1, 1) * torch.log(n) * (q @ k.transpose(-2, -1)) / math.sqrt(d)
         w = torch.softmax(s.masked_fill(~visible, float("-inf")), -1)
-    else:
+    elif kind in ("lssa", "lssar"):
         qn, kn = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
         a = F.softplus(math.log(d) * torch.log(n) * (qn @ kn.transpose(-2, -1))) * visible.to(q.dtype)
         w = a / a.sum(-1, keepdim=True)
         if kind == "lssar":
-            offset = (i >= offset_rows).to(q.dtype)
-            eps = torch.finfo(q.dtype).eps
-            excess = torch.relu(n * w - offset * (1 + 64 * eps))
-            m = excess.amax(-1, keepdim=True).detach()
-            w = (excess / m.clamp_min(torch.finfo(torch.float32).tiny)) ** p
-            total = w.sum(-1, keepdim=True)
-            w = w / torch.where(total > 0, total, torch.ones_like(total))
+            w = lssar_reweight(w, p, offset_rows)
+    else:
+        raise ValueError(f"unknown attention kind {kind!r}")
     return w @ v
 
 
-class Block(nn.Module):
-    def __init__(self, n_head, n_embd, kind, window):
+def apply_rope(x, theta):
+    """RoPE on x [B, H, T, d] for positions 0..T-1, "rotate half" pairs (x_m, x_{m + d/2}) as attention.cpp."""
+    t, d = x.shape[-2], x.shape[-1]
+    inv_freq = torch.pow(theta, -torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angles = torch.outer(torch.arange(t, dtype=torch.float64), inv_freq)
+    cos, sin = torch.cos(angles).to(x.dtype), torch.sin(angles).to(x.dtype)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_head, n_embd, kind, window, p=15.0, offset_rows=3, rope_theta=None):
         super().__init__()
-        self.n_head, self.kind, self.window = n_head, kind, window
-        self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+        self.n_head, self.kind, self.window, self.p, self.offset_rows = n_head, kind, window, p, offset_rows
+        self.rope_theta = rope_theta  # None: learned positions (added to the input, not here)
         self.c_attn, self.c_proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
-        self.c_fc, self.mlp_proj = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
         self.ssmax_scale = nn.Parameter(torch.ones(n_head)) if kind == "ssmax" else None
 
     def forward(self, x):
         b, t, c = x.shape
-        q, k, v = self.c_attn(self.ln_1(x)).split(c, -1)
+        q, k, v = self.c_attn(x).split(c, -1)
         q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))
-        y = attention(q, k, v, self.kind, window=self.window, scale=self.ssmax_scale)
-        x = x + self.c_proj(y.transpose(1, 2).reshape(b, t, c))
-        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x))))
+        if self.rope_theta is not None:
+            q, k = apply_rope(q, self.rope_theta), apply_rope(k, self.rope_theta)
+        y = attention(q, k, v, self.kind, p=self.p, offset_rows=self.offset_rows, window=self.window,
+                      scale=self.ssmax_scale)
+        return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
+
+
+class Block(nn.Module):
+    def __init__(self, n_head, n_embd, kind, window, **attention_options):
+        super().__init__()
+        self.ln_1, self.ln_2 = nn.LayerNorm(n_embd), nn.LayerNorm(n_embd)
+        self.attn = CausalSelfAttention(n_head, n_embd, kind, window, **attention_options)
+        self.c_fc, self.c_proj = nn.Linear(n_embd, 4 * n_embd), nn.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.c_proj(F.gelu(self.c_fc(self.ln_2(x))))
 
 
 class Gpt(nn.Module):
-    def __init__(self, n_layer, n_head, n_embd, block_size, vocab, kind, window):
+    """`attention_options`: p, offset_rows (LSSAR) and rope_theta (RoPE instead of learned positions)."""
+
+    def __init__(self, n_layer, n_head, n_embd, block_size, vocab, kind, window, **attention_options):
         super().__init__()
         self.vocab = vocab
         self.wte_x, self.wte_y = nn.Embedding(vocab, n_embd), nn.Embedding(vocab, n_embd)
         self.in_proj = nn.Linear(2 * n_embd, n_embd)
-        self.wpe = nn.Embedding(block_size, n_embd)
-        self.blocks = nn.ModuleList(Block(n_head, n_embd, kind, window) for _ in range(n_layer))
+        rope = attention_options.get("rope_theta") is not None
+        self.wpe = None if rope else nn.Embedding(block_size, n_embd)
+        self.blocks = nn.ModuleList(Block(n_head, n_embd, kind, window, **attention_options)
+                                    for _ in range(n_layer))
         self.ln_f = nn.LayerNorm(n_embd)
         self.head = nn.Linear(n_embd, 2 * vocab)
 
     def forward(self, tokens):
         t = tokens.shape[1]
         x = self.in_proj(torch.cat([self.wte_x(tokens[..., 0]), self.wte_y(tokens[..., 1])], -1))
-        x = x + self.wpe(torch.arange(t))
+        if self.wpe is not None:
+            x = x + self.wpe(torch.arange(t))
         for block in self.blocks:
             x = block(x)
         return self.head(self.ln_f(x)).split(self.vocab, -1)
+
+
+def next_token_loss(logits_x, logits_y, targets, ignore_index):
+    """Mean cross-entropy over the x and y channels, pad targets not counted (gpt.cpp's next_token_loss)."""
+    vocab = logits_x.shape[-1]
+    return 0.5 * (F.cross_entropy(logits_x.reshape(-1, vocab), targets[..., 0].reshape(-1),
+                                  ignore_index=ignore_index)
+                  + F.cross_entropy(logits_y.reshape(-1, vocab), targets[..., 1].reshape(-1),
+                                    ignore_index=ignore_index))
 
 
 def peak_rss_mib():
@@ -126,9 +186,7 @@ def main():
     for i in range(args.warmup + args.steps):
         start = time.perf_counter()
         opt.zero_grad()
-        lx, ly = model(inputs)
-        loss = 0.5 * (F.cross_entropy(lx.reshape(-1, vocab), targets[..., 0].reshape(-1), ignore_index=bins + 2)
-                      + F.cross_entropy(ly.reshape(-1, vocab), targets[..., 1].reshape(-1), ignore_index=bins + 2))
+        loss = next_token_loss(*model(inputs), targets, bins + 2)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()

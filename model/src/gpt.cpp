@@ -160,9 +160,12 @@ torch::Tensor next_token_loss(const GptOutput& output, const torch::Tensor& targ
                               std::int64_t ignore_index) {
   auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(ignore_index);
   const auto v = output.x_logits.size(-1);
-  auto loss_x = torch::nn::functional::cross_entropy(output.x_logits.reshape({-1, v}).to(torch::kFloat32),
+  // At least float32: reduced-precision (autocast) logits are widened for the log-softmax, while float64
+  // logits stay float64 so a float64 model has a float64 loss and gradients (tests/model/test_gpt_parity.cpp).
+  const auto dtype = torch::promote_types(output.x_logits.scalar_type(), torch::kFloat32);
+  auto loss_x = torch::nn::functional::cross_entropy(output.x_logits.reshape({-1, v}).to(dtype),
                                                      targets.select(-1, 0).reshape({-1}), options);
-  auto loss_y = torch::nn::functional::cross_entropy(output.y_logits.reshape({-1, v}).to(torch::kFloat32),
+  auto loss_y = torch::nn::functional::cross_entropy(output.y_logits.reshape({-1, v}).to(dtype),
                                                      targets.select(-1, 1).reshape({-1}), options);
   return 0.5 * (loss_x + loss_y);
 }

@@ -170,7 +170,9 @@ torch::Tensor slice_loss(const GptOutput& output, const torch::Tensor& slice_tar
   const auto v = output.x_logits.size(-1);
   auto channel = [&](const torch::Tensor& logits, int c) {
     const double counted = (global_targets.select(-1, c) != pad).sum().item<double>();
-    return torch::nn::functional::cross_entropy(logits.reshape({-1, v}).to(torch::kFloat32),
+    // At least float32, as in next_token_loss: float64 models keep a float64 loss.
+    const auto dtype = torch::promote_types(logits.scalar_type(), torch::kFloat32);
+    return torch::nn::functional::cross_entropy(logits.reshape({-1, v}).to(dtype),
                                                 slice_targets.select(-1, c).reshape({-1}), options) /
            counted;
   };
