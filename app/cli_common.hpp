@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 namespace orbitlaw::cli {
 

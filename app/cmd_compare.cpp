@@ -5,10 +5,10 @@
 #include <filesystem>
 
 #include "cli_common.hpp"
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/probe/compare.hpp"
-#include "orbitlaw/provenance.hpp"
 
 namespace orbitlaw::cli {
 

@@ -4,11 +4,11 @@
 #include <filesystem>
 
 #include "cli_common.hpp"
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/model/eval.hpp"
 #include "orbitlaw/model/tokenizer.hpp"
-#include "orbitlaw/provenance.hpp"
 
 namespace orbitlaw::cli {
 

@@ -7,9 +7,9 @@
 #include <map>
 
 #include "cli_common.hpp"
-#include "orbitlaw/dataset.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/nbody.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 namespace orbitlaw::cli {
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "cli_common.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/probe/run.hpp"
 
 namespace orbitlaw::cli {

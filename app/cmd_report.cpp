@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cli_common.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::cli {
 

@@ -5,9 +5,9 @@
 #include <thread>
 
 #include "cli_common.hpp"
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/provenance.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/simulator.hpp"
 
 namespace orbitlaw::cli {

@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "cli_common.hpp"
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/provenance.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::cli {

@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "cli_common.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/model/data.hpp"
 #include "orbitlaw/model/train.hpp"
 

@@ -6,10 +6,10 @@
 #include <string>
 
 #include "cli_common.hpp"
-#include "orbitlaw/build_info.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/memory.hpp"
-#include "orbitlaw/provenance.hpp"
+#include "orbitlaw/common/build_info.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/memory.hpp"
+#include "orbitlaw/common/provenance.hpp"
 
 int main(int argc, char** argv) {
   orbitlaw::retain_freed_memory();

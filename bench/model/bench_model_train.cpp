@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/memory.hpp"
+#include "orbitlaw/common/memory.hpp"
 #include "orbitlaw/model.hpp"
 #include "orbitlaw/model/device.hpp"
 

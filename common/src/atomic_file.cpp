@@ -1,4 +1,4 @@
-#include "orbitlaw/atomic_file.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <system_error>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw {
 

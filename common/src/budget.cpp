@@ -1,4 +1,4 @@
-#include "orbitlaw/budget.hpp"
+#include "orbitlaw/common/budget.hpp"
 
 #include <algorithm>
 #include <limits>

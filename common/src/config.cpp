@@ -1,4 +1,4 @@
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 #include <fstream>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "orbitlaw/memory.hpp"
+#include "orbitlaw/common/memory.hpp"
 
 #include <cstdlib>  // defines __GLIBC__ when the C library is glibc
 

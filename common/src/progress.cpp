@@ -1,4 +1,4 @@
-#include "orbitlaw/progress.hpp"
+#include "orbitlaw/common/progress.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,12 +1,13 @@
-#include "orbitlaw/provenance.hpp"
+#include "orbitlaw/common/provenance.hpp"
+
+#include <unistd.h>
 
 #include <chrono>
 #include <ctime>
 #include <filesystem>
-#include <unistd.h>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/build_info.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/build_info.hpp"
 
 namespace orbitlaw {
 

@@ -1,12 +1,12 @@
-#include "orbitlaw/stage_record.hpp"
+#include "orbitlaw/common/stage_record.hpp"
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/build_info.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/build_info.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw {
 

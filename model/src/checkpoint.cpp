@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <mutex>
 
-#include "orbitlaw/atomic_file.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
 
 namespace orbitlaw::model {
 

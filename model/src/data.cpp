@@ -8,10 +8,10 @@
 #include <cstring>
 #include <fstream>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/dataset.hpp"
-#include "orbitlaw/progress.hpp"
-#include "orbitlaw/random.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/progress.hpp"
+#include "orbitlaw/common/random.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::model {
 

@@ -4,7 +4,7 @@
 
 #include <thread>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::model {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <map>
 
-#include "orbitlaw/dataset.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/model/gpt.hpp"
 #include "orbitlaw/model/tokenizer.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::model {
 

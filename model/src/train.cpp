@@ -11,16 +11,16 @@
 #include <numbers>
 #include <thread>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/budget.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/budget.hpp"
+#include "orbitlaw/common/progress.hpp"
+#include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/data_parallel.hpp"
 #include "orbitlaw/model.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 #include "orbitlaw/model/data.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/model/gpt.hpp"
-#include "orbitlaw/progress.hpp"
-#include "orbitlaw/provenance.hpp"
 #include "orbitlaw/simulator.hpp"
 
 namespace orbitlaw::model {

@@ -9,11 +9,11 @@
 #include <map>
 #include <set>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/stage_record.hpp"
 #include "orbitlaw/probe/law_search.hpp"
 #include "orbitlaw/probe/predictions.hpp"
 #include "orbitlaw/probe/statistics.hpp"
-#include "orbitlaw/stage_record.hpp"
 
 // compare.json layout:
 //   {"newton": {"target": "force" | "acceleration", "law": "C*m1*m2/r^2" (or "C*m2/r^2"), "G": 39.478...,

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/probe/force_vectors.hpp"  // visible_planet_rows
-#include "orbitlaw/random.hpp"
 #include "row_tables.hpp"
 
 namespace orbitlaw::probe {

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/oracles.hpp"
-#include "orbitlaw/random.hpp"
 #include "row_tables.hpp"
 
 namespace orbitlaw::probe {

@@ -6,8 +6,8 @@
 #include <limits>
 #include <numeric>
 
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/random.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/random.hpp"
 
 namespace orbitlaw::probe {
 

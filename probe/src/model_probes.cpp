@@ -7,9 +7,9 @@
 #include <limits>
 #include <map>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/probe/statistics.hpp"
-#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::probe {
 

@@ -6,7 +6,7 @@
 #include <thread>
 #include <utility>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::probe {
 

@@ -8,8 +8,8 @@
 #include <functional>
 #include <limits>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::probe {
 

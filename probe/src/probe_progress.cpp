@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/stage_record.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/stage_record.hpp"
 
 namespace orbitlaw::probe::detail {
 

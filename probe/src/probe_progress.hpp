@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 namespace orbitlaw::probe::detail {
 

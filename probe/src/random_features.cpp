@@ -3,9 +3,9 @@
 #include <cmath>
 #include <numbers>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/probe/regression.hpp"
-#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::probe {
 

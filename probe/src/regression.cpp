@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::probe {
 

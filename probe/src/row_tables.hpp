@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::probe::detail {
 

@@ -10,15 +10,15 @@
 #include <limits>
 #include <memory>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/budget.hpp"
-#include "orbitlaw/build_info.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/budget.hpp"
+#include "orbitlaw/common/build_info.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/provenance.hpp"
+#include "orbitlaw/common/stage_record.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/probe.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
-#include "orbitlaw/provenance.hpp"
-#include "orbitlaw/stage_record.hpp"
 #include "probe_progress.hpp"
 #include "run_config.hpp"
 #include "run_vector.hpp"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::probe::detail {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/force_vectors.hpp"
 #include "orbitlaw/probe/law_search.hpp"

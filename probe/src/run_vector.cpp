@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <limits>
 
+#include "orbitlaw/common/stage_record.hpp"
 #include "orbitlaw/probe/predictions.hpp"
-#include "orbitlaw/stage_record.hpp"
 
 namespace orbitlaw::probe::detail {
 

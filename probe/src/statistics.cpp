@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/units.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/units.hpp"
 
 namespace orbitlaw::probe {
 

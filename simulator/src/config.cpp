@@ -2,7 +2,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/simulator.hpp"
 
 namespace orbitlaw::simulator {

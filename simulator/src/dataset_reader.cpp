@@ -4,10 +4,10 @@
 #include <filesystem>
 
 #include "hdf5_io.hpp"
-#include "orbitlaw/dataset.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/nbody.hpp"
-#include "orbitlaw/stage_record.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/stage_record.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 namespace orbitlaw::simulator {
 

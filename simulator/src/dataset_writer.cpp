@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "hdf5_io.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::simulator {
 

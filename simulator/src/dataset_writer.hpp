@@ -5,8 +5,8 @@
 #include <memory>
 #include <string>
 
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/dataset.hpp"
+#include "orbitlaw/common/config.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::simulator {
 

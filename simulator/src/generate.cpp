@@ -9,11 +9,11 @@
 #include <thread>
 
 #include "dataset_writer.hpp"
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/build_info.hpp"
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/progress.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/build_info.hpp"
+#include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/simulator.hpp"
 
 namespace orbitlaw::simulator {

@@ -2,7 +2,7 @@
 
 #include <mutex>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::simulator::h5 {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 namespace orbitlaw::simulator::h5 {
 

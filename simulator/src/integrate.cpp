@@ -6,8 +6,8 @@
 #include <limits>
 #include <sstream>
 
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/nbody.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 namespace orbitlaw::simulator {
 

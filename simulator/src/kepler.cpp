@@ -1,7 +1,7 @@
 // Analytic two-body orbits: Kepler's equation and the conversion from orbital elements to a state vector.
 #include <cmath>
 
-#include "orbitlaw/nbody.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 namespace orbitlaw::simulator {
 

@@ -5,10 +5,10 @@
 #include <filesystem>
 
 #include "hdf5_io.hpp"
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/stage_record.hpp"
 #include "orbitlaw/simulator.hpp"
-#include "orbitlaw/stage_record.hpp"
 
 namespace orbitlaw::simulator {
 

@@ -5,8 +5,8 @@
 #include <sstream>
 #include <string>
 
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/nbody.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 namespace orbitlaw::simulator {
 

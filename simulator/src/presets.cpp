@@ -1,9 +1,9 @@
 // Sampling presets and the per-system draw of initial conditions.
 #include <cmath>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/simulator.hpp"
-#include "orbitlaw/random.hpp"
 
 namespace orbitlaw::simulator {
 

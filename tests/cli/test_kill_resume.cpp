@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "cli_runner.hpp"
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/dataset.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/probe/predictions.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 using orbitlaw::Json;
 using orbitlaw::test::run_orbitlaw;

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/provenance.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/provenance.hpp"
 
 namespace fs = std::filesystem;
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "orbitlaw/budget.hpp"
+#include "orbitlaw/common/budget.hpp"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 using orbitlaw::ConfigReader;
 using orbitlaw::Error;

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "orbitlaw/memory.hpp"
+#include "orbitlaw/common/memory.hpp"
 
 #if defined(__GLIBC__)  // set by <cstdlib> above
 #include <malloc.h>

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "orbitlaw/progress.hpp"
+#include "orbitlaw/common/progress.hpp"
 
 TEST(Progress, RendersRateAndEta) {
   orbitlaw::Progress progress("train", 1000, "step");

@@ -6,8 +6,8 @@
 #include <numeric>
 #include <vector>
 
-#include "orbitlaw/random.hpp"
-#include "orbitlaw/units.hpp"
+#include "orbitlaw/common/random.hpp"
+#include "orbitlaw/common/units.hpp"
 
 namespace {
 

@@ -24,8 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/data_parallel.hpp"
-#include "orbitlaw/error.hpp"
 
 extern char** environ;
 

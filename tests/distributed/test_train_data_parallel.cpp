@@ -22,7 +22,7 @@
 #include <string>
 
 #include "../model/dataset_fixture.hpp"
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 namespace orbitlaw::model {
 namespace {

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/model/gpt.hpp"
 
 namespace orbitlaw::model {

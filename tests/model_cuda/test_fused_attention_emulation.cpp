@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attention_test_support.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/model/attention.hpp"
 #include "orbitlaw/model/lssar_cutoff.hpp"
 

@@ -9,10 +9,10 @@
 #include <random>
 #include <string>
 
-#include "orbitlaw/atomic_file.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/stage_record.hpp"
 #include "orbitlaw/probe.hpp"
-#include "orbitlaw/stage_record.hpp"
 #include "probe_test_data.hpp"
 
 using namespace orbitlaw::probe;

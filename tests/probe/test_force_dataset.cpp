@@ -5,7 +5,7 @@
 #include <cmath>
 #include <set>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/oracles.hpp"
 #include "probe_test_data.hpp"

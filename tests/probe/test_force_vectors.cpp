@@ -9,7 +9,7 @@
 #include <random>
 #include <set>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/probe.hpp"
 #include "orbitlaw/probe/force_vectors.hpp"
 #include "orbitlaw/simulator.hpp"

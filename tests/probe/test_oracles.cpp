@@ -6,7 +6,7 @@
 #include <numeric>
 #include <random>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/probe/oracles.hpp"
 
 using namespace orbitlaw::probe;

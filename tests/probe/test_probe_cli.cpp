@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "../cli/cli_runner.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/probe/predictions.hpp"
 #include "tiny_checkpoint.hpp"
 

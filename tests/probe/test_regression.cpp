@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/probe/regression.hpp"
 
 using namespace orbitlaw::probe;

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <random>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/probe/statistics.hpp"
 
 using namespace orbitlaw::probe;

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/simulator.hpp"
 
 using namespace orbitlaw::simulator;

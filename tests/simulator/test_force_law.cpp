@@ -10,7 +10,7 @@
 #include <string>
 #include <tuple>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/simulator.hpp"
 #include "test_systems.hpp"
 

@@ -3,8 +3,8 @@
 
 #include <cmath>
 
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/nbody.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 using namespace orbitlaw::simulator;
 

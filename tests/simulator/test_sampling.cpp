@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/simulator.hpp"
 
 using namespace orbitlaw::simulator;

@@ -3,7 +3,7 @@
 // the same dynamics.
 #include <vector>
 
-#include "orbitlaw/nbody.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 namespace orbitlaw::simulator::test {
 

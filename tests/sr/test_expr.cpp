@@ -5,7 +5,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace sr = orbitlaw::sr;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "feynman_data.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace sr = orbitlaw::sr;

@@ -7,7 +7,7 @@
 
 #include "../cli/cli_runner.hpp"
 #include "feynman_data.hpp"
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 namespace fs = std::filesystem;
 using orbitlaw::test::run_orbitlaw;

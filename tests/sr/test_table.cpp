@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace sr = orbitlaw::sr;

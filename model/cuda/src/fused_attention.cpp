@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fused_attention_launch.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/fused_attention_tiles.hpp"
 
 #if defined(ORBITLAW_FUSED_ATTENTION_CUDA)

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::model::distributed {
 namespace {

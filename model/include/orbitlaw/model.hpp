@@ -2,7 +2,7 @@
 // Public interface of orbitlaw_model: the trajectory tokenizer, the GPT with its attention kinds, presets
 // and checkpoints. Training and evaluation live in orbitlaw/model/train.hpp and orbitlaw/model/eval.hpp.
 // This header pulls in LibTorch: translation units that include it must not include fmt or spdlog.
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/model/attention.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 #include "orbitlaw/model/config.hpp"

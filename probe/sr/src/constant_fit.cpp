@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "losses.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::sr {
 namespace {

@@ -3,7 +3,7 @@
 #include <Eigen/Core>
 
 #include "evaluator.hpp"
-#include "orbitlaw/random.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "evaluator.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::sr {
 

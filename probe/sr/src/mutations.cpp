@@ -7,13 +7,13 @@
 
 #include "evaluator.hpp"
 #include "operators.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::sr {
 namespace {
 
-// The project's portable generator (orbitlaw/random.hpp), so a seed gives the same search on every standard
-// library (std's distributions are implementation-defined).
+// The project's portable generator (orbitlaw/common/random.hpp), so a seed gives the same search on every
+// standard library (std's distributions are implementation-defined).
 int uniform_int(Xoshiro256& rng, int lo, int hi) { return rng.uniform_int(lo, hi); }
 double uniform01(Xoshiro256& rng) { return rng.uniform(); }
 

@@ -3,7 +3,7 @@
 // operator, insert or delete a node, replace a subtree, fold constants, and subtree crossover.
 #include <vector>
 
-#include "orbitlaw/random.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {

@@ -1,7 +1,7 @@
 // Operator and loss names: the vocabulary shared by options, text output and the parser.
 #include <array>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {

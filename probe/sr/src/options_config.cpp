@@ -1,7 +1,7 @@
 // The search options' config keys: one vocabulary for `orbitlaw sr` and the probe's law searches.
 #include <sstream>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {

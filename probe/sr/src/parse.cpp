@@ -10,7 +10,7 @@
 #include <numbers>
 
 #include "operators.hpp"
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {

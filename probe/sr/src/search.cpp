@@ -22,9 +22,9 @@
 #include "evaluator.hpp"
 #include "losses.hpp"
 #include "mutations.hpp"
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/error.hpp"
-#include "orbitlaw/progress.hpp"
+#include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {
@@ -209,7 +209,7 @@ class Population {
   }
 
   const Problem& problem_;
-  Xoshiro256 rng_;  // orbitlaw/random.hpp: the same stream on every standard library
+  Xoshiro256 rng_;  // orbitlaw/common/random.hpp: the same stream on every standard library
   Mutator mutator_;
   Evaluator evaluator_;
   HallOfFame hall_;

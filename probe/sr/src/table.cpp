@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace orbitlaw::sr {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/dataset.hpp"
-#include "orbitlaw/nbody.hpp"
+#include "orbitlaw/common/config.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
+#include "orbitlaw/simulator/nbody.hpp"
 
 namespace orbitlaw::simulator {
 

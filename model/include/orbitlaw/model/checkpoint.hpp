@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/model/config.hpp"
 #include "orbitlaw/model/gpt.hpp"
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/model/tokenizer.hpp"
 
 namespace orbitlaw::model {

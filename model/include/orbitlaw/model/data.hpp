@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/model/tokenizer.hpp"
 
 namespace orbitlaw::model {

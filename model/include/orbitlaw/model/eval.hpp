@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 
 namespace orbitlaw::model {

@@ -10,7 +10,7 @@
 // WORLD_SIZE=1) training is the single-process path.
 #include <string>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/model/config.hpp"
 
 namespace orbitlaw::model {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/dataset.hpp"
+#include "orbitlaw/common/config.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::probe {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/dataset.hpp"
-#include "orbitlaw/units.hpp"
+#include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/units.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::probe {
 

@@ -13,8 +13,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
-#include "orbitlaw/dataset.hpp"
+#include "orbitlaw/common/config.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::probe {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/probe/predictions.hpp"
 #include "orbitlaw/probe/statistics.hpp"
 #include "orbitlaw/sr.hpp"

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/force_vectors.hpp"
 

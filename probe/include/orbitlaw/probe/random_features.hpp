@@ -5,7 +5,7 @@
 #include <Eigen/Core>
 #include <cstdint>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 
 namespace orbitlaw::probe {

@@ -22,7 +22,7 @@
 //       law_search.hpp for a protocol's keys.
 #include <string>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 namespace orbitlaw::probe {
 

@@ -4,7 +4,7 @@
 #include <array>
 #include <string>
 
-#include "orbitlaw/config.hpp"
+#include "orbitlaw/common/config.hpp"
 
 namespace orbitlaw::probe {
 

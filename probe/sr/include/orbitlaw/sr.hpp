@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/config.hpp"  // Json
+#include "orbitlaw/common/config.hpp"  // Json
 
 namespace orbitlaw::sr {
 

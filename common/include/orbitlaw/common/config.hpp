@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "orbitlaw/error.hpp"
+#include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw {
 

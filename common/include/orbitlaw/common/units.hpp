@@ -5,6 +5,7 @@
 
 namespace orbitlaw {
 
-inline constexpr double kGravitationalConstant = 4.0 * std::numbers::pi * std::numbers::pi;  // AU^3/(Msun yr^2)
+inline constexpr double kGravitationalConstant =
+    4.0 * std::numbers::pi * std::numbers::pi;  // AU^3/(Msun yr^2)
 
 }  // namespace orbitlaw

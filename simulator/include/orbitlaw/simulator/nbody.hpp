@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/units.hpp"
+#include "orbitlaw/common/units.hpp"
 
 namespace orbitlaw::simulator {
 

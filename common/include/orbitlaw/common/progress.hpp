@@ -14,7 +14,7 @@ class Progress {
   void advance(std::int64_t n = 1) { set(done_ + n); }
   void set(std::int64_t done);
   void set_note(std::string note) { note_ = std::move(note); }  // e.g. "loss 2.31"
-  void finish();  // prints the closing line once
+  void finish();                                                // prints the closing line once
 
   enum class Mode { kTerminal, kPlain, kQuiet };
   static Mode detect_mode();

@@ -1,1 +1,0 @@
-#include "orbitlaw/probe.hpp"
