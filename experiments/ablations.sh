@@ -3,5 +3,5 @@
 # Config: experiments/configs/ablations.json; --smoke runs every stage at tiny size. Run folder: runs/ablations (or
 # --out DIR); rerunning resumes it. See docs/experiments.md.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
-experiment_main ablations "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launch.sh"
+launch_experiment ablations "$@"

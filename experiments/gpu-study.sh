@@ -6,14 +6,14 @@
 #   build (16 cores) -> simulate (all cores) -> train softmax and LSSAR at equal token budgets -> eval ->
 #   force probes + symbolic regression (all cores) -> compare with Newton -> report -> pack the results
 #
-# Time budget (configs/gpu-study.json "budget"): 540 s in all. Whatever the build leaves, minus 20 s for
-# packing, is shared up front: simulate 12%, train 44% (half per model), eval 6%, probe 30%, compare 3%,
-# report 5%. Each stage is started with its limit and cut at it (SIGTERM, SIGKILL 10 s later). Training is
-# told to stop itself at 90% of its limit (budget.train_time_key) so its last checkpoint is clean; the probe
-# at 85% (budget.probe_time_key): the model probes get the first half of that (fine-tuning stops there), each
-# law search an equal share of the rest, and a search cut short keeps the best laws it found, so sr.json
-# always arrives. A cut or failed stage is marked in the report (stages/<stage>.cut / .failed) and the run
-# goes on: the report and the packed results always arrive. The model runs on the GPU in train, eval and probe (device "auto").
+# Time budget (configs/gpu-study.json "budget", shared out by experiments/lib/budget.py): 540 s in all.
+# Whatever the build leaves, minus the reserve for packing, is shared up front among the stage families by
+# their shares, and each stage is started with its limit and cut at it. Training and the probe are told to
+# stop themselves a little before their limits (budget.py's TRAIN_STOP_SHARE, PROBE_STOP_SHARE) so that the
+# last checkpoint is clean and sr.json always arrives (a law search cut short keeps the best laws it found).
+# A cut or failed stage is marked in the report (stages/<stage>.cut / .failed) and the run goes on: the report
+# and the packed results (the config's "bundle" section) always arrive. The model runs on the GPU in train,
+# eval and probe (device "auto").
 #
 # Size and why (assumptions to check against the first run's tokens/s, which the report shows):
 #   data    Vafa et al.'s distribution restricted like the quickstart's (1-3 planets within 5 AU, observed
@@ -45,39 +45,6 @@
 # compare.md, results.json (all metrics/eval/SR/compare JSON), logs.txt. Each file <= 16 MB.
 # --smoke: the same script on the CPU at tiny size (CI runs it). Other options: see docs/experiments.md.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
-
-# On the GPU machine (bare: CUDA, CMake, a compiler and a Python with torch; no registry), build like
-# scripts/gpu-check.sh does: the -dev packages come from the carried .deb files (.cache/gpu-debs, filled by
-# scripts/fetch-gpu-debs.sh) unpacked into a private prefix; CUDA kernels for this GPU's architecture only;
-# Ninja when present; LibTorch and the report's Python from python3 when there is no .venv.
-root_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if command -v nvidia-smi >/dev/null 2>&1 && [ -z "${ORBITLAW_BIN:-}" ]; then
-  if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH="/usr/local/cuda/bin:$PATH"; fi
-  debs="${ORBITLAW_GPU_DEBS:-$root_dir/.cache/gpu-debs}"
-  ORBITLAW_PREFIX_CMAKE_ARGS=""
-  if [ ! -f /usr/include/hdf5/serial/H5Cpp.h ] && compgen -G "$debs/*.deb" >/dev/null; then
-    eval "$(bash "$root_dir/scripts/gpu-prefix.sh" "$debs" "${ORBITLAW_GPU_PREFIX:-/tmp/orbitlaw-prefix}")"
-  fi
-  if [ -z "${ORBITLAW_CMAKE_ARGS:-}" ]; then
-    cap="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n1 | tr -d ' ')"
-    generator=""
-    command -v ninja >/dev/null && generator="-G Ninja"
-    export ORBITLAW_CMAKE_ARGS="$generator -DORBITLAW_CUDA=ON -DTORCH_CUDA_ARCH_LIST=${cap:-9.0} \
--DORBITLAW_BUILD_TESTS=OFF -DORBITLAW_BUILD_BENCH=OFF ${ORBITLAW_PREFIX_CMAKE_ARGS:-}"
-  fi
-  export ORBITLAW_BUILD_DIR="${ORBITLAW_BUILD_DIR:-/tmp/orbitlaw-gpu-study-build}"
-  [ -x "$root_dir/.venv/bin/python" ] || export ORBITLAW_PYTHON="${ORBITLAW_PYTHON:-$(command -v python3)}"
-fi
-
-# Pack the results on every exit, so that whatever ran comes back.
-pack_results() {
-  local rc=$?
-  if [ -n "${run:-}" ] && [ -f "$run/experiment.json" ] && [ -n "${python_bin:-}" ]; then
-    local dest="${OUT:+$OUT/gpu-study}"
-    "$python_bin" "$root/experiments/lib/bundle.py" "$run" "${dest:-$run/bundle}" --max-mb 16 || rc=1
-  fi
-  exit "$rc"
-}
-trap pack_results EXIT
-experiment_main gpu-study "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/gpu-build-env.sh"  # on a GPU machine: how to build there, which Python
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launch.sh"
+launch_experiment gpu-study "$@"

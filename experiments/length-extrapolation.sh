@@ -3,5 +3,5 @@
 # Config: experiments/configs/length-extrapolation.json; --smoke runs every stage at tiny size. Run folder: runs/length-extrapolation (or
 # --out DIR); rerunning resumes it. See docs/experiments.md.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
-experiment_main length-extrapolation "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launch.sh"
+launch_experiment length-extrapolation "$@"

@@ -5,5 +5,5 @@
 # Config: experiments/configs/locality.json; --smoke runs every stage at tiny size. Run folder: runs/locality (or
 # --out DIR); rerunning resumes it. See docs/experiments.md.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
-experiment_main locality "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launch.sh"
+launch_experiment locality "$@"

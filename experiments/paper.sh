@@ -23,5 +23,5 @@
 #               in shards (orbitlaw simulate --shard i/n) on CPU nodes -- throughput: bench/ of the simulator
 # Run folder: runs/paper (or --out DIR); rerunning resumes it. See docs/experiments.md.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
-experiment_main paper "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launch.sh"
+launch_experiment paper "$@"

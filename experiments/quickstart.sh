@@ -7,5 +7,5 @@
 # table of recovered laws against Newton. --smoke runs every stage at tiny size in a couple of minutes (CI).
 # Run folder: runs/quickstart (or --out DIR); rerunning resumes it. See docs/experiments.md.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
-experiment_main quickstart "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launch.sh"
+launch_experiment quickstart "$@"

@@ -9,15 +9,16 @@ fronts. A plot or table whose input is missing or unreadable is listed under "Mi
 never replaced by anything else. Outputs: report.md, report.html, laws.md (the side-by-side table of
 recovered laws against Newton that the experiment scripts print at the end), and one PNG per plot.
 
+report.html is report.md rendered by Python-Markdown (experiments/lib/report_html.py). Newton's law and G are
+quoted from compare/compare.json, as the run's compare judged the probes; the report has no G of its own.
+
 The report opens with its answer (experiments/lib/answer.py): one sentence per model, generated from the
 values of its seeds and their spread, and a summary table of every model's numbers over its seeds; then the
 tables and plots it rests on, per model and seed; provenance and what is missing come last.
 """
 import argparse
-import base64
 import datetime
 import glob
-import html
 import json
 import math
 import os
@@ -26,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import answer  # noqa: E402  the answer section's statistics and sentences
+import report_html  # noqa: E402  the HTML page of the report's Markdown
 from expconfig import model_seeds, seed_count  # noqa: E402  the driver's own rule for the seeds of a model
 
 # The plotting stack is installed by scripts/setup.sh. On a machine without it (the bare GPU machine of
@@ -40,9 +42,6 @@ try:
     PLOTTING = None
 except ImportError as e:  # pragma: no cover - exercised only where matplotlib/numpy are absent
     PLOTTING = f"cannot plot on this machine ({e})"
-
-NEWTON = "F = C·m1·m2/r², C = G = 4π² ≈ 39.478"
-G = 4 * math.pi**2
 
 
 def fmt(value, digits=4):
@@ -61,7 +60,7 @@ def fmt(value, digits=4):
 
 
 class Report:
-    """Blocks rendered twice: as Markdown and as HTML."""
+    """The report's blocks, rendered as Markdown; the HTML page is that Markdown rendered."""
 
     def __init__(self, run, out):
         self.run = run
@@ -115,110 +114,20 @@ class Report:
         return "\n".join(lines)
 
     def to_html(self, title):
-        parts = [
-            "<!DOCTYPE html>",
-            "<html><head><meta charset='utf-8'>",
-            f"<title>{html.escape(title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-            "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;padding:3px 8px;"
-            "text-align:left}th{background:#eee}img{max-width:100%}.missing{background:#fee;padding:4px 8px;"
-            "border-left:4px solid #c33}code,pre{background:#f4f4f4}figcaption{font-style:italic}</style>",
-            "</head><body>",
-        ]
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "heading":
-                parts.append(f"<h{block[1]}>{inline_html(block[2])}</h{block[1]}>")
-            elif kind == "para":
-                parts.append(f"<p>{inline_html(block[1])}</p>")
-            elif kind == "table":
-                parts.append(html_table(block[1], block[2]))
-            elif kind == "markdown":
-                parts.append(markdown_to_html(block[1]))
-            elif kind == "image":
-                with open(os.path.join(self.out, block[1]), "rb") as f:
-                    data = base64.b64encode(f.read()).decode("ascii")
-                parts.append(
-                    f"<figure><img alt='{html.escape(block[2])}' src='data:image/png;base64,{data}'>"
-                    f"<figcaption>{html.escape(block[2])}</figcaption></figure>"
-                )
-            elif kind == "missing":
-                parts.append(
-                    f"<p class='missing'><b>missing: {html.escape(block[1])}</b> — {html.escape(block[2])}</p>"
-                )
-        parts.append("</body></html>")
-        return "\n".join(parts)
+        """The page of to_markdown()'s text (experiments/lib/report_html.py), its PNGs inlined."""
+        return report_html.page(self.to_markdown(), title, self.out)
 
 
-def markdown_table(header, rows):
-    cell = lambda v: fmt(v).replace("|", "\\|")  # noqa: E731
+def markdown_table(header, rows, literal=True):
+    """A pipe table. literal: every cell reads as the text it is (a law's '*' is not emphasis in the HTML page);
+    laws.md, printed on a terminal, keeps its cells unescaped (literal=False)."""
+    def cell(value):
+        text = fmt(value).replace("|", "\\|")
+        return text.replace("*", "\\*") if literal else text
+
     lines = ["| " + " | ".join(cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return lines
-
-
-def inline_html(text):
-    text = html.escape(text)
-    text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
-    text = re.sub(r"`(.+?)`", r"<code>\1</code>", text)
-    return text
-
-
-def html_table(header, rows):
-    out = ["<table><tr>" + "".join(f"<th>{html.escape(fmt(h))}</th>" for h in header) + "</tr>"]
-    for row in rows:
-        out.append("<tr>" + "".join(f"<td>{html.escape(fmt(v))}</td>" for v in row) + "</tr>")
-    return "\n".join(out + ["</table>"])
-
-
-def markdown_to_html(text):
-    """Just enough Markdown for compare.md: headings, pipe tables, lists, code fences, paragraphs."""
-    out, table, para, in_code = [], [], [], False
-
-    def flush():
-        if table:
-            rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table]
-            body = [r for r in rows[1:] if not all(re.fullmatch(r":?-+:?", c) for c in r)]
-            out.append(
-                "<table><tr>"
-                + "".join(f"<th>{inline_html(c)}</th>" for c in rows[0])
-                + "</tr>"
-                + "".join("<tr>" + "".join(f"<td>{inline_html(c)}</td>" for c in r) + "</tr>" for r in body)
-                + "</table>"
-            )
-            table.clear()
-        if para:
-            out.append("<p>" + inline_html(" ".join(para)) + "</p>")
-            para.clear()
-
-    for line in text.splitlines():
-        if line.startswith("```"):
-            flush()
-            out.append("</pre>" if in_code else "<pre>")
-            in_code = not in_code
-        elif in_code:
-            out.append(html.escape(line))
-        elif line.lstrip().startswith("|"):
-            if para:
-                flush()
-            table.append(line)
-        elif re.match(r"#{1,6} ", line):
-            flush()
-            level = len(line) - len(line.lstrip("#"))
-            out.append(f"<h{level}>{inline_html(line[level:].strip())}</h{level}>")
-        elif line.strip().startswith(("- ", "* ")):
-            flush()
-            out.append("<li>" + inline_html(line.strip()[2:]) + "</li>")
-        elif not line.strip():
-            flush()
-        else:
-            if table:
-                flush()
-            para.append(line.strip())
-    flush()
-    if in_code:
-        out.append("</pre>")
-    return "\n".join(out)
 
 
 # --- reading the run's outputs ------------------------------------------------------------------------------
@@ -276,7 +185,7 @@ class Replicate:
 
 
 def replicates(run, config):
-    """Every model at every training seed, in the driver's order (experiments/lib/run.sh)."""
+    """Every model at every training seed, in the driver's order (experiments/lib/stages.py)."""
     several = seed_count(config) > 1
     out = []
     for kind in model_kinds(run, config):
@@ -359,7 +268,25 @@ def section_about(rep, config):
     if config.get("description"):
         rep.para(config["description"])
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    rep.para(f"Run folder `{rep.run}`; report written {now}. Target law: {NEWTON}.")
+    compare = os.path.join(rep.run, "compare", "compare.json")
+    if os.path.exists(compare):
+        target, law, _ = newton_law(read_json(compare))
+        target = f" Target law: the {target} {law}."
+    else:
+        target = ""
+    rep.para(f"Run folder `{rep.run}`; report written {now}.{target}")
+
+
+def newton_law(comparison):
+    """(target, Newton's law as text, its exponents (a, b, e) as text), as this run's compare judged the probes:
+    compare.json's "newton" section (target, law, G, exponents) is the one source of G the report quotes."""
+    newton = comparison.get("newton") or {}
+    target = newton.get("target", "force")
+    g = newton.get("G")
+    constant = f"C = G ≈ {fmt(g, 5)}" if isinstance(g, (int, float)) else "C = G (compare.json does not record G)"
+    exponents = newton.get("exponents")
+    triple = f"({', '.join(fmt(e) for e in exponents)})" if isinstance(exponents, list) else "(Newton's)"
+    return target, f"`{newton.get('law', '?')}`, {constant}", triple
 
 
 def section_provenance(rep, config, provenance):
@@ -463,9 +390,8 @@ def laws_table(run, config):
     if not rows:
         return None, f"{os.path.relpath(path, run)} has no 'rows' with galaxies"
     # The probe target decides Newton's form: the force G·m1·m2/r² or the planet's acceleration G·m2/r².
-    target = (data.get("newton") or {}).get("target", "force")
-    form, triple = ("C·m1·m2/r²", "(1, 1, -2)") if target == "force" else ("C·m2/r²", "(0, 1, -2)")
-    newton = NEWTON if target == "force" else "a = C·m2/r², C = G = 4π² ≈ 39.478"
+    target, newton, triple = newton_law(data)
+    form = f"`{(data.get('newton') or {}).get('law', '?')}`"
     lines = [f"Recovered {target} laws against Newton ({newton})", "",
              f"Galaxies recovering Newton per verdict tier: srbench ({form} after rounding constants to 3 "
              "digits, any C > 0), strict (srbench and C within 5% of G), exponents (95% intervals of the "
@@ -473,7 +399,7 @@ def laws_table(run, config):
              "bends by more than one bin; r exponent e: power-law fit of the probe on all test rows, 95% interval.",
              ""]
     lines += markdown_table(["model", "probe", "protocol", "observable", "probe R²", "r exponent e",
-                             "srbench", "strict", "exponents", "law per galaxy"], rows)
+                             "srbench", "strict", "exponents", "law per galaxy"], rows, literal=False)
     return "\n".join(lines) + "\n", None
 
 
@@ -883,6 +809,8 @@ def write_report():
     section_probe(rep, config, reps) if "probe" in stages else None
     section_stages(rep)
     section_provenance(rep, config, provenance)
+    if report_html.RENDERING:
+        rep.lack("HTML rendering of the report", report_html.RENDERING)
     rep.heading("Missing")
     if rep.missing:
         rep.table(["what", "why"], rep.missing)

@@ -3,5 +3,5 @@
 # Config: experiments/configs/solar-system.json; --smoke runs every stage at tiny size. Run folder: runs/solar-system (or
 # --out DIR); rerunning resumes it. See docs/experiments.md.
 set -euo pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib/run.sh"
-experiment_main solar-system "$@"
+source "$(dirname "${BASH_SOURCE[0]}")/lib/launch.sh"
+launch_experiment solar-system "$@"

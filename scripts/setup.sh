@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything orbitlaw needs on a fresh Debian 12 machine, and does nothing when all is present:
 # Debian packages for the C++ libraries and tools, and a project-local virtual environment (.venv) with the
-# pinned torch wheel (LibTorch) and the plotting packages.
+# pinned torch wheel (LibTorch), the plotting packages and the Markdown renderer of the report (scripts/requirements.txt).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 

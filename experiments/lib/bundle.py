@@ -2,6 +2,7 @@
 """Packs what must come back from a run folder into a few small files under one folder.
 
 Usage: bundle.py RUN_DIR DEST_DIR [--max-mb 16]
+(or pack(RUN_DIR, DEST_DIR, max_mb) from the driver, for configs with a "bundle" section)
 
 A GPU machine returns only a few small files, so datasets and checkpoints stay behind and the evidence
 comes back as:
@@ -21,6 +22,7 @@ import shutil
 import sys
 
 LOG_TAIL_BYTES = 256 * 1024
+DEFAULT_MAX_MB = 16
 
 
 def read_json(path):
@@ -113,17 +115,9 @@ def write_logs(run, path, limit):
         f.write(text)
 
 
-def main():
-    args = sys.argv[1:]
-    limit_mb = 16
-    if "--max-mb" in args:
-        i = args.index("--max-mb")
-        limit_mb = float(args[i + 1])
-        del args[i : i + 2]
-    if len(args) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    run, dest = (os.path.abspath(a) for a in args)
+def pack(run, dest, limit_mb=DEFAULT_MAX_MB):
+    """Packs RUN_DIR's evidence into DEST_DIR, each file at most limit_mb; returns an exit status."""
+    run, dest = os.path.abspath(run), os.path.abspath(dest)
     limit = int(limit_mb * 1024 * 1024)
     if not os.path.isfile(os.path.join(run, "experiment.json")):
         print(f"bundle: error: '{run}' is not a run folder (no experiment.json)", file=sys.stderr)
@@ -145,8 +139,21 @@ def main():
     sizes = {name: os.path.getsize(os.path.join(dest, name)) for name in copied}
     for name, size in sizes.items():
         assert size <= limit, f"{name} is {size} bytes"
-    print(f"bundle: {dest}: " + ", ".join(f"{n} ({s / 1024:.0f} KB)" for n, s in sizes.items()))
+    print(f"bundle: {dest}: " + ", ".join(f"{n} ({s / 1024:.0f} KB)" for n, s in sizes.items()), flush=True)
     return 0
+
+
+def main():
+    args = sys.argv[1:]
+    limit_mb = DEFAULT_MAX_MB
+    if "--max-mb" in args:
+        i = args.index("--max-mb")
+        limit_mb = float(args[i + 1])
+        del args[i : i + 2]
+    if len(args) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return pack(args[0], args[1], limit_mb)
 
 
 if __name__ == "__main__":

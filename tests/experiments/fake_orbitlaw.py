@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """A test double of the `orbitlaw` binary for the experiment-driver tests.
 
-It accepts the command lines that experiments/lib/run.sh issues and writes files in the layout and keys that
-docs/experiments.md specifies (the ones experiments/report.py reads), filled with random numbers drawn fresh
-on every call, so a report that quotes them must have been made from this run. Training advances
-FAKE_STEPS steps of FAKE_STEP_SECONDS each, rewrites checkpoint.pt after every step and honours --resume.
+It accepts the command lines that the experiment driver issues (experiments/lib/stages.py) and writes files in
+the layout and keys that docs/experiments.md specifies (the ones experiments/report.py reads), filled with
+random numbers drawn fresh on every call, so a report that quotes them must have been made from this run.
+Training advances FAKE_STEPS steps of FAKE_STEP_SECONDS each, rewrites checkpoint.pt after every step and
+honours --resume.
 Every invocation is appended to $FAKE_ORBITLAW_CALLS (one line: the arguments) so tests can check which
 stages ran. FAKE_FAIL=<subcommand> makes that subcommand fail like a real stage would; FAKE_VECTORS=1 adds force
 vectors to the predictions (the solar-system figure). Like the real binary, training records the seed its config
@@ -19,6 +20,10 @@ import time
 
 import h5py
 import numpy as np
+
+# The double's stand-in for the binary's G (AU, years, solar masses), which the real compare writes into
+# compare.json and the report quotes from there.
+G = 4 * np.pi**2
 
 
 def option(args, name, default=None):
@@ -102,7 +107,7 @@ def probe(args):
     rng = np.random.default_rng()
     n = 200
     r, m1, m2 = rng.uniform(0.5, 5, n), rng.uniform(1e-4, 1e-2, n), rng.uniform(1e-4, 1e-2, n)
-    force = 4 * np.pi**2 * m1 * m2 / r**2
+    force = G * m1 * m2 / r**2
     path = os.path.join(out, "predictions.h5")
     with h5py.File(path + ".tmp", "w") as f:
         for name, values in (("r", r), ("m1", m1), ("m2", m2), ("force_true", force)):
@@ -140,7 +145,9 @@ def compare(args):
         rows.append({"model": model, "probe": "finetune", "protocol": "published", "r2": random.random(),
                      "galaxies": galaxies, "tiers": {"srbench": newton, "strict": 0, "exponents": 0}})
         rows.append({"model": model, "probe": "knn", "protocol": None, "r2": random.random(), "galaxies": []})
-    write_json(os.path.join(out, "compare.json"), {"rows": rows})
+    # Like the real compare: Newton's law as judged, G included (the report quotes G from here).
+    newton = {"target": "force", "law": "C*m1*m2/r^2", "G": G, "exponents": [1.0, 1.0, -2.0]}
+    write_json(os.path.join(out, "compare.json"), {"newton": newton, "rows": rows})
     lines = ["| model | probe | R² |", "|---|---|---|"] + [f"| {r['model']} | {r['probe']} | {r['r2']:.4g} |" for r in rows]
     with open(os.path.join(out, "compare.md"), "w") as f:
         f.write("# Recovered force laws against Newton\n\n## Probe accuracy\n\n" + "\n".join(lines) + "\n")

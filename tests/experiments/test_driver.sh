@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of the run-folder driver (experiments/lib/run.sh) and the report, with a test double in place of the
+# Tests of the run-folder driver (experiments/lib/driver.py) and the report, with a test double in place of the
 # orbitlaw binary (fake_orbitlaw.py) so that they check the driver's own behaviour in seconds, whatever state
 # the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
 #
@@ -105,10 +105,24 @@ PY
     grep -q "stage 'eval-softmax' failed (exit 1)" <<<"$out" || fail "unclear message for a failed stage: $out"
     grep -q "fake failure of 'eval'" <<<"$out" || fail "the failed stage's log tail was not shown"
     [ ! -e "$run/stages/eval-softmax.done" ] && [ ! -e "$run/stages/probe-softmax.done" ] || fail "markers after a failure"
+    # A stage over --stage-timeout is stopped, marked cut, and named with its limit in one line.
+    out="$(FAKE_STEPS=100 FAKE_STEP_SECONDS=0.2 quickstart --fresh --stage-timeout 2 2>&1)" && fail "a cut stage did not fail the run"
+    [ "$(grep -c 'error' <<<"$out")" = 1 ] && grep -q "error: stage 'train-softmax' was cut at its time limit of 2 s" <<<"$out" ||
+      fail "unclear message for a cut stage: $out"
+    [ -f "$run/stages/train-softmax.cut" ] && [ ! -e "$run/stages/train-softmax.done" ] || fail "cut stage not marked cut"
     # A missing input is reported as missing, never drawn from anything else.
     quickstart >/dev/null 2>&1 || fail "completing the run failed"
     rm "$run/models/lssar/eval.json" "$run/probe/lssar/sr.json"
+    # The report quotes G from compare.json (the run's own output), not from a copy of its own.
+    "$python" - "$run/compare/compare.json" <<'PY'
+import json, sys
+data = json.load(open(sys.argv[1]))
+data["newton"]["G"] = 1.5
+json.dump(data, open(sys.argv[1], "w"))
+PY
     "$python" "$root/experiments/report.py" --run "$run" >/dev/null || fail "report.py on a run with missing inputs"
+    grep -q "C = G ≈ 1.5)" "$run/report/laws.md" && grep -q 'Target law: the force `C\*m1\*m2/r^2`, C = G ≈ 1.5\.' \
+      "$run/report/report.md" || fail "the report does not quote G from compare.json"
     grep -q "missing: evaluation of lssar" "$run/report/report.md" || fail "missing eval not reported"
     grep -q "missing: Pareto fronts of lssar" "$run/report/report.md" || fail "missing SR front not reported"
     [ ! -e "$run/report/pareto_lssar.png" ] || fail "a Pareto plot was drawn without its input"

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""The run-folder driver shared by every experiment: experiments/<name>.sh runs
+`python experiments/lib/driver.py <name> "$@"` (through experiments/lib/launch.sh).
+
+An experiment is a JSON config (experiments/configs/<name>.json) whose "stages" list says which stage families
+run; every stage is an `orbitlaw` subcommand (or the report script) writing into one run folder
+(runfolder.py, docs/experiments.md). The stages are a table of records (stages.py), each run under its time
+limit (runner.py, budget.py). A rerun with the same config skips every stage whose marker exists and resumes
+an interrupted training from its last checkpoint. Stages fail loudly: the driver stops at the first failing
+stage, names it and shows the end of its log (in budget mode it records it and goes on to the report).
+"""
+import glob
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import budget
+import runfolder
+import stages
+from expconfig import ConfigError, resolve, write_json
+from runner import StageError, StageRunner, note
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+USAGE = """\
+usage: bash experiments/{name}.sh [--smoke] [--out DIR] [--set key=value]... [--seeds N] [--fresh] [--stage-timeout S]
+
+  --smoke           tiny sizes (the config's "smoke" overlay): every stage runs, in minutes, for CI
+  --out DIR         run folder (default: runs/{name}, or runs/{name}-smoke with --smoke)
+  --set key=value   override a config value (dotted keys, e.g. --set models.lssar.train.steps=500)
+  --seeds N         train, evaluate and probe every model N times, with training seeds base .. base + N - 1
+                    (base: the model's train seed); same as --set seeds=N; default: the config's "seeds", or 1
+  --fresh           delete an existing run folder of this experiment first instead of resuming it
+  --stage-timeout S stop any single stage after S seconds (marked as cut; training keeps its checkpoint)
+
+Environment: ORBITLAW_BIN (use this orbitlaw binary instead of building build/), ORBITLAW_BUILD_DIR,
+ORBITLAW_PYTHON (default .venv/bin/python).
+"""
+
+
+class DriverError(Exception):
+    """Anything that stops the experiment before or between stages: one line, 'experiment: error: ...'."""
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM: the running stage is stopped and the run can be resumed by rerunning it."""
+
+
+@dataclass
+class Options:
+    smoke: bool = False
+    out: Optional[str] = None
+    overrides: list = field(default_factory=list)  # --set and --seeds, as key=value, in command-line order
+    fresh: bool = False
+    stage_timeout: Optional[str] = None  # as given; checked to be whole seconds
+
+
+def option_value(args, i, flag, needs):
+    """The value of `flag VALUE` or `flag=VALUE` at args[i], and how many arguments it took."""
+    if args[i] == flag:
+        if i + 1 >= len(args):
+            raise DriverError(f"{flag} needs {needs}")
+        return args[i + 1], 2
+    return args[i][len(flag) + 1:], 1
+
+
+def parse_options(name, args):
+    options, i = Options(), 0
+    while i < len(args):
+        arg, taken = args[i], 1
+        if arg == "--smoke":
+            options.smoke = True
+        elif arg == "--out" or arg.startswith("--out="):
+            options.out, taken = option_value(args, i, "--out", "a folder")
+        elif arg == "--set" or arg.startswith("--set="):
+            value, taken = option_value(args, i, "--set", "key=value")
+            options.overrides.append(value)
+        elif arg == "--seeds" or arg.startswith("--seeds="):
+            seeds, taken = option_value(args, i, "--seeds", "a number")
+            if not re.fullmatch(r"[1-9][0-9]*", seeds):
+                raise DriverError(f"--seeds needs a whole number >= 1, not '{seeds}'")
+            options.overrides.append(f"seeds={seeds}")
+        elif arg == "--fresh":
+            options.fresh = True
+        elif arg == "--stage-timeout":
+            if i + 1 >= len(args):
+                raise DriverError("--stage-timeout needs seconds")
+            options.stage_timeout, taken = args[i + 1], 2
+        elif arg in ("-h", "--help"):
+            print(USAGE.format(name=name), end="")
+            sys.exit(0)
+        else:
+            raise DriverError(f"unknown option '{arg}' (see --help)")
+        i += taken
+    if options.stage_timeout is not None and not re.fullmatch(r"[0-9]+", options.stage_timeout):
+        raise DriverError(f"--stage-timeout needs a whole number of seconds, not '{options.stage_timeout}'")
+    return options
+
+
+def ensure_orbitlaw():
+    """The orbitlaw binary: ORBITLAW_BIN when set, otherwise build/ (incrementally) like scripts/test.sh."""
+    given = os.environ.get("ORBITLAW_BIN")
+    if given:
+        if not (os.path.isfile(given) and os.access(given, os.X_OK)):
+            raise DriverError(f"ORBITLAW_BIN='{given}' is not an executable file")
+        return given
+    build = os.environ.get("ORBITLAW_BUILD_DIR") or os.path.join(ROOT, "build")
+    log = os.path.join(build, "experiment-build.log")
+    note(f"building orbitlaw in {build} (incremental; log: {log})")
+    os.makedirs(build, exist_ok=True)
+    jobs = str(len(os.sched_getaffinity(0)))
+    commands = [["cmake", "-S", ROOT, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                 *shlex.split(os.environ.get("ORBITLAW_CMAKE_ARGS", ""))],
+                ["cmake", "--build", build, "--target", "orbitlaw", "-j", jobs]]
+    with open(log, "w") as out:
+        ok = all(subprocess.run(c, stdout=out, stderr=subprocess.STDOUT).returncode == 0 for c in commands)
+    if not ok:
+        with open(log, errors="replace") as f:
+            print("".join(f.readlines()[-20:]), end="", file=sys.stderr)
+        raise DriverError(f"building orbitlaw failed; see {log} (did you run 'bash scripts/setup.sh'?)")
+    binary = os.path.join(build, "app", "orbitlaw")
+    if not os.access(binary, os.X_OK):
+        raise DriverError(f"the build did not produce {binary}")
+    return binary
+
+
+def run_folder_path(name, options):
+    out = options.out or os.path.join(ROOT, "runs", name + ("-smoke" if options.smoke else ""))
+    run = os.path.abspath(out)
+    os.makedirs(os.path.dirname(run), exist_ok=True)
+    return run
+
+
+def time_limits(config, options, start, table):
+    """budget.SharedBudget when the config has a "budget" section (planned now, from the stage table),
+    budget.FixedLimit(--stage-timeout) otherwise."""
+    section = config.get("budget")
+    if not (section and section.get("total_s")):
+        return budget.FixedLimit(int(options.stage_timeout) if options.stage_timeout else None)
+    counts = {}
+    for stage in table:
+        counts[stage.family] = counts.get(stage.family, 0) + 1
+    try:
+        limits = budget.SharedBudget(section, start, counts)
+    except budget.BudgetError as e:
+        raise DriverError(str(e)) from None
+    return limits
+
+
+def print_summary(name, run):
+    print(flush=True)
+    markers = os.path.join(run, "stages")
+    unfinished = sorted(os.path.basename(p) for p in glob.glob(os.path.join(markers, "*.cut"))
+                        + glob.glob(os.path.join(markers, "*.failed")))
+    if unfinished:
+        note(f"experiment '{name}' finished with stages cut or failed ({' '.join(unfinished)}): {run}")
+    else:
+        note(f"experiment '{name}' complete: {run}")
+    report = os.path.join(run, "report")
+    if os.path.isfile(os.path.join(report, "report.html")):
+        print(f"report: {report}/report.html\n        {report}/report.md")
+    laws = os.path.join(report, "laws.md")
+    if os.path.isfile(laws):
+        with open(laws) as f:
+            print("\n" + f.read(), end="")
+    sys.stdout.flush()
+
+
+def on_signal(signum, frame):
+    # A second signal ends the driver at once, as the default action would.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise Interrupted()
+
+
+def run_experiment(name, args, start, state):
+    """Everything from the command line to the last stage; returns the exit status. `state` receives the run
+    folder and config as soon as they exist, so that packing on exit finds them."""
+    options = parse_options(name, args)
+    source = os.path.join(ROOT, "experiments", "configs", f"{name}.json")
+    if not os.path.isfile(source):
+        raise DriverError(f"no config for experiment '{name}' at {source}")
+    run = run_folder_path(name, options)
+    config = resolve(source, options.smoke, options.overrides)
+    orbitlaw = ensure_orbitlaw()
+    try:
+        runfolder.prepare(run, config, options.fresh, f"bash experiments/{name}.sh {' '.join(args)}", ROOT, orbitlaw)
+    except runfolder.RunFolderError as e:
+        raise DriverError(str(e)) from None
+    state.update(run=run, config=config)
+    context = stages.RunContext(ROOT, run, config, orbitlaw, sys.executable, None, note)
+    table = stages.stage_table(context)
+    context.limits = time_limits(config, options, start, table)
+    if isinstance(context.limits, budget.SharedBudget):
+        write_json(os.path.join(run, "budget.json"), context.limits.plan)
+        note(context.limits.summary())
+    runner = StageRunner(ROOT, run, context.limits)
+    state["runner"] = runner
+    for stage in table:
+        runner.run(stage)
+    print_summary(name, run)
+    # Budget mode goes on past a failed stage so that the report arrives, but the run still did not succeed.
+    failed = sorted(os.path.basename(p) for p in glob.glob(os.path.join(run, "stages", "*.failed")))
+    if failed:
+        print(f"experiment: error: stages failed: {' '.join(failed)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def pack_results(name, state):
+    """Configs with a "bundle" section (gpu-study) pack the run's evidence on every exit into $OUT/<name>, or
+    RUN/bundle when OUT is unset (experiments/lib/bundle.py); returns whether that worked."""
+    config, run = state.get("config") or {}, state.get("run")
+    section = config.get("bundle")
+    if not section or not run or not os.path.isfile(os.path.join(run, "experiment.json")):
+        return True
+    import bundle
+    dest = os.path.join(os.environ["OUT"], name) if os.environ.get("OUT") else os.path.join(run, "bundle")
+    try:
+        return bundle.pack(run, dest, section.get("max_mb", bundle.DEFAULT_MAX_MB)) == 0
+    except (OSError, SystemExit, AssertionError) as e:
+        print(f"bundle: error: {e}", file=sys.stderr)
+        return False
+
+
+def main(argv):
+    if not argv:
+        print("usage: driver.py EXPERIMENT [options]", file=sys.stderr)
+        return 2
+    name, args, start = argv[0], argv[1:], time.time()
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    state = {}
+    code = 1
+    try:
+        code = run_experiment(name, args, start, state)
+    except Interrupted:
+        runner = state.get("runner")
+        if runner and runner.current:
+            print(f"\nexperiment: interrupted during stage '{runner.current}'; rerun the same command to resume",
+                  file=sys.stderr)
+        code = 130
+    except ConfigError as e:
+        print(f"expconfig: error: {e}", file=sys.stderr)
+    except (DriverError, StageError) as e:
+        print(f"experiment: error: {e}", file=sys.stderr)
+    finally:
+        if not pack_results(name, state):
+            code = code or 1
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
