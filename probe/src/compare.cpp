@@ -147,15 +147,18 @@ Json law_row(Json row, const Predictions& predictions, const std::string& probe,
     distinct.insert(sr::simplify(sr::round_constants(expr, 3)).text(law_variables(), 3));
     law_values.push_back(values);
     heldout_errors.push_back(heldout);
-    galaxies.push_back(Json{{"galaxy", g.value("galaxy", static_cast<int>(galaxies.size()))},
-                            {"law", law},
-                            {"complexity", g.contains("best") ? g["best"].value("complexity", 0) : 0},
-                            {"loss", g.contains("best") ? g["best"].value("loss", nan()) : nan()},
-                            {"newton", verdict.equivalent},
-                            {"verdicts", verdicts.json()},
-                            {"relation", verdict.relation},
-                            {"c_over_g", number(verdict.equivalent ? verdict.c_over_g : nan())},
-                            {"heldout_relative_error", number(heldout)}});
+    galaxies.push_back(Json{
+        {"galaxy", g.value("galaxy", static_cast<int>(galaxies.size()))},
+        {"law", law},
+        {"complexity", g.contains("best") ? g["best"].value("complexity", 0) : 0},
+        {"loss", g.contains("best") ? g["best"].value("loss", nan()) : nan()},
+        {"newton", verdict.equivalent},
+        {"verdicts", verdicts.json()},
+        {"relation", verdict.relation},
+        {"c_over_g", number(verdict.equivalent ? verdict.c_over_g : nan())},
+        {"heldout_relative_error", number(heldout)},
+        // The law's own r exponent with its bootstrap interval (sr.json of this version on).
+        {"law_r_exponent", g.contains("law_bootstrap") ? g["law_bootstrap"]["r_exponent"] : Json(nullptr)}});
   }
   // Agreement across galaxies: per test row, the spread (max - min) of the galaxies' laws relative to the
   // true force, then the median over rows. 0 when every galaxy found the same function.
@@ -205,6 +208,18 @@ std::string fmt_interval(const Json& v) {
   std::snprintf(buffer, sizeof buffer, "%.3f [%.3f, %.3f]", v[0].get<double>(), v[1].get<double>(),
                 v[2].get<double>());
   return buffer;
+}
+
+// A law's r exponent [low, high]; a bound the bootstrap could not give (no refits) prints as n/a.
+std::string fmt_exponent(const Json& v) {
+  if (!v.is_array() || v.size() != 3 || !v[0].is_number()) return "n/a";
+  auto part = [](const Json& x) {
+    if (!x.is_number()) return std::string("n/a");
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.3f", x.get<double>());
+    return std::string(buffer);
+  };
+  return part(v[0]) + " [" + part(v[1]) + ", " + part(v[2]) + "]";
 }
 
 // A law in a table cell: pipes would end the cell.
@@ -324,10 +339,9 @@ std::string compare_markdown(const Json& comparison) {
   }
   md += "\n## Law per galaxy\n\n";
   md +=
-      "| model | probe | protocol | galaxy | law | srbench | strict | exponent e [95%] | exponents | "
-      "held-out "
-      "rel. error |\n";
-  md += "|---|---|---|---|---|---|---|---|---|---|\n";
+      "| model | probe | protocol | galaxy | law | law's r exponent [bootstrap] | srbench | strict | "
+      "exponent e [95%] | exponents | held-out rel. error |\n";
+  md += "|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& row : comparison["rows"]) {
     if (row["protocol"].is_null()) continue;
     for (const auto& g : row["galaxies"]) {
@@ -335,9 +349,10 @@ std::string compare_markdown(const Json& comparison) {
       const Json fit = v["exponent_fit"].is_object() ? v["exponent_fit"] : Json::object();
       md += "| " + row["model"].get<std::string>() + " | " + row["probe"].get<std::string>() + " | " +
             row["protocol"].get<std::string>() + " | " + std::to_string(g["galaxy"].get<int>()) + " | " +
-            cell(g["law"].get<std::string>()) + " | " + (g["newton"].get<bool>() ? "yes" : "no") + " | " +
-            (v["strict"].get<bool>() ? "yes" : "no") + " | " +
-            (fit.contains("e") ? fmt_interval(fit["e"]) : std::string("n/a")) + " | " +
+            cell(g["law"].get<std::string>()) + " | " +
+            fmt_exponent(g.value("law_r_exponent", Json(nullptr))) + " | " +
+            (g["newton"].get<bool>() ? "yes" : "no") + " | " + (v["strict"].get<bool>() ? "yes" : "no") +
+            " | " + (fit.contains("e") ? fmt_interval(fit["e"]) : std::string("n/a")) + " | " +
             (v["exponents"].get<bool>() ? "yes" : "no") + " | " + fmt_number(g["heldout_relative_error"]) +
             " |\n";
     }

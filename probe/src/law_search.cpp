@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <tuple>
 
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/random.hpp"
@@ -46,6 +47,10 @@ LawSearchOptions law_search_options_from_config(ConfigReader& section, const Law
   options.confidence = section.get("confidence", defaults.confidence);
   if (!(options.confidence > 0 && options.confidence < 1))
     throw Error("probe config: 'confidence' must lie in (0, 1)");
+  options.bootstrap_resamples = section.get("bootstrap_resamples", defaults.bootstrap_resamples);
+  if (options.bootstrap_resamples < 0)
+    throw Error("probe config: 'bootstrap_resamples' must be >= 0, got " +
+                std::to_string(options.bootstrap_resamples));
   auto& s = options.search;
   sr::read_options(section, s);
   sr::validate(s);
@@ -124,6 +129,62 @@ GalaxyVerdicts galaxy_verdicts(const sr::Expr& law, const Eigen::MatrixXd& X, co
   return out;
 }
 
+double law_r_exponent(const sr::Expr& law, const Eigen::MatrixXd& X) {
+  constexpr double kStep = 1e-4;  // in ln r: truncation error ~1e-8 relative, rounding ~1e-12
+  Eigen::MatrixXd up = X, down = X;
+  up.col(0) *= std::exp(kStep);
+  down.col(0) *= std::exp(-kStep);
+  const Eigen::ArrayXd above = law.evaluate(up), below = law.evaluate(down);
+  std::vector<double> slopes;
+  for (Eigen::Index i = 0; i < X.rows(); ++i) {
+    const double a = above[i], b = below[i];
+    if (std::isfinite(a) && std::isfinite(b) && a * b > 0)
+      slopes.push_back((std::log(std::abs(a)) - std::log(std::abs(b))) / (2 * kStep));
+  }
+  if (slopes.empty() || 2 * slopes.size() < static_cast<std::size_t>(X.rows())) return NAN;
+  const auto middle = slopes.begin() + static_cast<std::ptrdiff_t>(slopes.size() / 2);
+  std::nth_element(slopes.begin(), middle, slopes.end());
+  return *middle;
+}
+
+namespace {
+
+// The selected law's bootstrap and the interval of its r exponent over the refits.
+void bootstrap_law(GalaxyLaw& galaxy, const sr::Expr& law, const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                   const LawSearchOptions& options, std::uint64_t seed) {
+  galaxy.r_exponent = law_r_exponent(law, X);
+  if (options.bootstrap_resamples == 0) return;
+  galaxy.bootstrap = sr::bootstrap_constants(law, X, y, galaxy.result.loss, options.bootstrap_resamples,
+                                             options.confidence, seed);
+  std::vector<double> exponents;
+  for (const sr::Expr& refit : galaxy.bootstrap.refits) {
+    const double e = law_r_exponent(refit, X);
+    if (std::isfinite(e)) exponents.push_back(e);
+  }
+  // A law without constants has no refits; its exponent is fixed by its form.
+  if (law.constant_count() == 0 && std::isfinite(galaxy.r_exponent)) exponents = {galaxy.r_exponent};
+  std::tie(galaxy.r_exponent_low, galaxy.r_exponent_high) =
+      sr::percentile_interval(std::move(exponents), options.confidence);
+  galaxy.bootstrap.refits.clear();  // only the intervals are kept
+}
+
+Json number_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); }
+
+Json bootstrap_json(const GalaxyLaw& g) {
+  Json constants = Json::array();
+  for (const auto& c : g.bootstrap.constants)
+    constants.push_back({number_or_null(c.value), number_or_null(c.low), number_or_null(c.high)});
+  return Json{
+      {"r_exponent",
+       {number_or_null(g.r_exponent), number_or_null(g.r_exponent_low), number_or_null(g.r_exponent_high)}},
+      {"constants", constants},
+      {"bootstrap", Json{{"resamples", g.bootstrap.resamples},
+                         {"failed", g.bootstrap.failed},
+                         {"confidence", g.bootstrap.confidence}}}};
+}
+
+}  // namespace
+
 NewtonVerdict newton_verdict(const std::string& law, const Eigen::MatrixXd& points, ProbeTarget target) {
   return newton_verdict(sr::parse(law, law_variables()), points, target);
 }
@@ -196,6 +257,8 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
     galaxy.complexity = best.complexity;
     galaxy.loss = best.loss;
     galaxy.verdicts = galaxy_verdicts(best.expr, X, y, options.confidence, predictions.target);
+    bootstrap_law(galaxy, best.expr, X, y, options,
+                  derive_seed(options.seed, 300 + static_cast<std::uint64_t>(g)));
     galaxy.newton = galaxy.verdicts.law;
     out.galaxies.push_back(std::move(galaxy));
   }
@@ -226,6 +289,7 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
                                             {"exact", g.law_exact},
                                             {"complexity", g.complexity},
                                             {"loss", g.loss}}},
+                              {"law_bootstrap", bootstrap_json(g)},
                               {"newton", g.newton.equivalent},
                               {"verdict", g.newton.json()},
                               {"verdicts", g.verdicts.json()},
@@ -252,6 +316,7 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
                               {"time_limit_seconds_per_galaxy", s.time_limit_seconds},
                               {"observable_only", search.options.observable_only},
                               {"confidence", search.options.confidence},
+                              {"bootstrap_resamples", search.options.bootstrap_resamples},
                               {"selection", "best: highest score among losses <= 1.5 x minimum"}}},
              {"galaxies", galaxies},
              {"newton_galaxies", Json{{"srbench", srbench}, {"strict", strict}, {"exponents", exponents}}},

@@ -33,7 +33,9 @@ using detail::ProbeRunConfig;
 // gpu-study: the model probes may spend up to the first kModelProbeShare of it (fine-tuning stops there, or
 // at finetune.time_limit_seconds if sooner; kVectorModelProbeShare in the vector task, which has no law
 // search), and each law search an equal share of what is left when it starts, keeping the last kWritingShare
-// for writing the outputs. Searches cut short keep the best laws found so far.
+// for writing the outputs. Searches cut short keep the best laws found so far. This is the probe's own split
+// of the time it is given; how an experiment divides its whole budget between stages is the driver's
+// (experiments/lib/budget.py), which passes the probe its share as time_limit_seconds.
 constexpr double kModelProbeShare = 0.5;
 constexpr double kVectorModelProbeShare = 0.8;
 constexpr double kWritingShare = 0.05;

@@ -111,6 +111,23 @@ TEST(NewtonVerdict, ExponentTierIsCalibratedOnNoisyData) {
   EXPECT_LT(steep_covered, 0.02 * draws);
 }
 
+// The law's r exponent: the exponent itself for power laws whatever the tree, the local slope otherwise.
+TEST(LawRExponent, PowerLawsAndOtherForms) {
+  Eigen::MatrixXd X(50, 3);
+  for (int i = 0; i < 50; ++i) X.row(i) << 0.5 + 0.3 * i, 1e-3 * (1 + i % 7), 1 + 0.1 * (i % 5);
+  const auto& names = law_variables();
+  EXPECT_NEAR(law_r_exponent(orbitlaw::sr::parse("39.478*m1*m2/r^2", names), X), -2, 1e-7);
+  EXPECT_NEAR(law_r_exponent(orbitlaw::sr::parse("m1*m2*inv(r*r)", names), X), -2, 1e-7);
+  EXPECT_NEAR(law_r_exponent(orbitlaw::sr::parse("3*m2*r^-2.5", names), X), -2.5, 1e-7);
+  EXPECT_NEAR(law_r_exponent(orbitlaw::sr::parse("-2*m1/r^1.973", names), X), -1.973, 1e-7);  // sign aside
+  // m1*m2/r^2 + m1*m2/r^3: local slope -(2 + 3/r)/(1 + 1/r), at the median slope's row (the slope rises with
+  // r: row 25 of 50, r = 8).
+  const double r = 0.5 + 0.3 * 25;
+  EXPECT_NEAR(law_r_exponent(orbitlaw::sr::parse("m1*m2/r^2 + m1*m2/r^3", names), X),
+              -(2 + 3 / r) / (1 + 1 / r), 1e-6);
+  EXPECT_TRUE(std::isnan(law_r_exponent(orbitlaw::sr::parse("m1 - m1", names), X)));  // zero everywhere
+}
+
 TEST(Galaxies, DrawnFromTheNearestRows) {
   Eigen::VectorXd distance(100);
   for (int i = 0; i < 100; ++i) distance[i] = (i * 37) % 100;  // a permutation of 0..99
@@ -230,6 +247,11 @@ void knn_oracle_recovers_newton_in_every_galaxy() {
     EXPECT_TRUE(g.newton.equivalent) << "galaxy " << g.galaxy << ": " << g.law;
     EXPECT_NEAR(g.newton.c_over_g, 1.0, 0.15) << g.law;
     EXPECT_LE(g.complexity, 20);
+    // Newton's form fixes the exponent; the bootstrap's refits only move the constant.
+    EXPECT_NEAR(g.r_exponent, -2, 1e-6) << g.law;
+    EXPECT_LE(g.r_exponent_low, -2 + 1e-6) << g.law;
+    EXPECT_GE(g.r_exponent_high, -2 - 1e-6) << g.law;
+    EXPECT_EQ(g.bootstrap.resamples, test_protocol(published_protocol()).bootstrap_resamples);
   }
   // The oracle itself is accurate near the training states.
   EXPECT_GT(r_squared(run.predictions.rows.force, run.predictions.prediction("knn")), 0.9);
@@ -276,6 +298,7 @@ void compare_says_which_probe_recovered_newton() {
   EXPECT_NE(md.find("| true-state | knn | published | 5/5 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| true-state | random | published | 0/5 |"), std::string::npos) << md;
   EXPECT_NE(md.find("not Newton"), std::string::npos);
+  EXPECT_NE(md.find("| -2.000 [-2.000, -2.000] |"), std::string::npos) << md;  // the law's r exponent
 }
 
 // compare reads each galaxy's stored exact expression, not the 6-digit text: a law whose printed text sits

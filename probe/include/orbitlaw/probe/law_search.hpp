@@ -33,14 +33,18 @@ struct LawSearchOptions {
   bool observable_only = true;
   double confidence = 0.95;  // of the exponent intervals (the `exponents` verdict tier)
   std::uint64_t seed = 0;    // galaxy draws and searches
-  sr::Options search;        // operators, loss, max_size, restarts (3), budget
+  // Bootstrap refits of each selected law's constants (sr::bootstrap_constants), for the intervals of its
+  // constants and of its r exponent (law_r_exponent); 0: none.
+  int bootstrap_resamples = 100;
+  sr::Options search;  // operators, loss, max_size, restarts (3), budget
 };
 // The two protocols with a budget for the SR engine's defaults; the caller may lower iterations etc.
 LawSearchOptions published_protocol();
 LawSearchOptions extended_protocol();
 // Reads the keys of a protocol section ("galaxies", "galaxy_rows", "nearest_rows", "observable_only",
-// "confidence", and the search's keys of sr::read_options, e.g. "operators", "loss", "max_size", "restarts",
-// "iterations", "time_limit_seconds") on top of `defaults`; unknown keys are rejected by the caller's finish().
+// "confidence", "bootstrap_resamples", and the search's keys of sr::read_options, e.g. "operators", "loss",
+// "max_size", "restarts", "iterations", "time_limit_seconds") on top of `defaults`; unknown keys are rejected
+// by the caller's finish().
 LawSearchOptions law_search_options_from_config(ConfigReader& section, const LawSearchOptions& defaults);
 
 // Row indices of each galaxy: the `nearest_rows` rows with the smallest distance (ties by index), then
@@ -85,6 +89,11 @@ GalaxyVerdicts galaxy_verdicts(const sr::Expr& law, const Eigen::MatrixXd& X, co
 // {"a": [..], "b": [..], "e": [..]} of a power-law fit.
 Json exponent_intervals(const PowerLawFit& fit);
 
+// The law's exponent of r on the rows of X (r, m1, m2): the median over rows of d ln|f| / d ln r (a central
+// difference in ln r), which is e itself for every C m1^a m2^b r^e and a local exponent for other forms. NaN
+// when the law is zero, flips sign across the step or is not finite at more than half the rows.
+double law_r_exponent(const sr::Expr& law, const Eigen::MatrixXd& X);
+
 // The columns r, m1, m2 of the given rows (all rows when `indices` is empty).
 Eigen::MatrixXd law_inputs(const ForceRows& rows, const std::vector<std::int64_t>& indices = {});
 
@@ -96,6 +105,9 @@ struct GalaxyLaw {
   std::string law_exact;  // the same expression with every constant to 17 digits (what compare reads)
   int complexity = 0;
   double loss = 0;
+  sr::Bootstrap bootstrap;  // of the selected law's constants on the galaxy's rows
+  // law_r_exponent of the selected law, and its interval over the bootstrap refits (NaN without them).
+  double r_exponent = NAN, r_exponent_low = NAN, r_exponent_high = NAN;
   NewtonVerdict newton;
   GalaxyVerdicts verdicts;
 };
@@ -117,9 +129,11 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
 
 // sr.json: {"searches": [...], "galaxies": [...]}. Each search: probe, protocol, options, and galaxies with
 // "galaxy", "rows", "front" [{complexity, loss, score, expression}], "best" {expression, exact, complexity,
-// loss}, "newton" (bool, the srbench tier), "verdict" and "verdicts" (all three tiers, exponent intervals).
-// Each search also counts its galaxies per tier ("newton_galaxies"). The top-level "galaxies" repeats the
-// primary search (the first one) so readers that expect a single search find it there.
+// loss}, "law_bootstrap" {r_exponent [estimate, low, high], constants [[value, low, high], ...], bootstrap
+// {resamples, failed, confidence}}, "newton" (bool, the srbench tier), "verdict" and "verdicts" (all three
+// tiers, exponent intervals). Each search also counts its galaxies per tier ("newton_galaxies"). The
+// top-level "galaxies" repeats the primary search (the first one) so readers that expect a single search find
+// it there.
 Json law_searches_json(const std::vector<LawSearch>& searches);
 
 }  // namespace orbitlaw::probe

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"  // Json
@@ -121,6 +122,28 @@ double loss(const Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y
 double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y, LossKind kind,
                      const Eigen::VectorXd* weights = nullptr, int restarts = 2, int iterations = 30,
                      std::uint64_t seed = 0);
+
+// Bootstrap of a fitted expression: `resamples` times the rows are drawn with replacement (a stream of `seed`)
+// and the constants refitted by Levenberg-Marquardt from the fitted values (loss `kind`; kAuto is resolved from
+// y). Refits whose loss is not finite are dropped and counted. The intervals are the central `confidence` share
+// of the refits (percentiles, linear interpolation); constants in prefix order, as Expr::nodes() holds them.
+// An expression without constants gives no refits: its form fixes everything.
+struct ConstantInterval {
+  double value = 0;  // as fitted on every row
+  double low = NAN, high = NAN;
+};
+struct Bootstrap {
+  std::vector<ConstantInterval> constants;
+  std::vector<Expr> refits;  // the expression with each resample's constants
+  int resamples = 0;
+  int failed = 0;  // refits dropped for a non-finite loss
+  double confidence = 0.95;
+};
+Bootstrap bootstrap_constants(const Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd& y,
+                              LossKind kind, int resamples = 100, double confidence = 0.95,
+                              std::uint64_t seed = 0);
+// The central `confidence` interval of `values` (percentiles with linear interpolation); NaNs when empty.
+std::pair<double, double> percentile_interval(std::vector<double> values, double confidence);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Search.
