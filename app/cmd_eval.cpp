@@ -30,13 +30,22 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
   if (!dir.empty()) std::filesystem::create_directories(dir);
   write_text_atomic(flags.out, result.dump(2) + "\n");
   write_provenance(dir.empty() ? "." : dir.string(), "eval", reader.resolved(), 0, library_versions());
-  std::printf("loss %.4f (unigram %.4f), accuracy %.4f", result["loss"].get<double>(),
-              result["next_token"]["unigram_loss"].get<double>(), result["accuracy"].get<double>());
+  if (result.contains("next_position")) {
+    std::printf("loss %.6f (mean squared error in units of (%g AU)^2), next-position RMS error %.4f AU",
+                result["loss"].get<double>(), loaded.config.coordinate_scale,
+                result["next_position"]["rmse_au"].get<double>());
+  } else {
+    std::printf("loss %.4f (unigram %.4f), accuracy %.4f", result["loss"].get<double>(),
+                result["next_token"]["unigram_loss"].get<double>(), result["accuracy"].get<double>());
+  }
   if (result["trajectory_error"].contains("1") && result["trajectory_error"]["1"]["model"].is_number()) {
     const auto& one = result["trajectory_error"]["1"];
-    std::printf("; 1-step error %.4f AU (previous position %.4f AU; medians %.4f and %.4f AU)",
-                one["model"].get<double>(), one["previous_position"].get<double>(),
-                one["median"]["model"].get<double>(), one["median"]["previous_position"].get<double>());
+    std::printf(
+        "; 1-step error %.4f AU (previous position %.4f AU, constant velocity %.4f AU; "
+        "medians %.4f, %.4f, %.4f AU)",
+        one["model"].get<double>(), one["previous_position"].get<double>(),
+        one["constant_velocity"].get<double>(), one["median"]["model"].get<double>(),
+        one["median"]["previous_position"].get<double>(), one["median"]["constant_velocity"].get<double>());
   }
   std::printf("; wrote %s\n", flags.out.c_str());
   const Json& clamped = result["clamped_coordinates"];

@@ -468,9 +468,12 @@ def section_eval(rep, config, reps):
             rep.lack(f"evaluation of {r.tag}", f"{rep.rel(path)} does not exist")
     if not evals:
         return
+    # Token-head models report a cross-entropy and an accuracy; regression-head models (next_position) a mean
+    # squared error in units of their coordinate scale and the RMS error of the next position in AU.
     rep.table(
-        ["model", "next-token loss", "accuracy"],
-        [[name, e.get("loss"), e.get("accuracy")] for name, e in evals.items()],
+        ["model", "head", "loss", "accuracy", "next-position RMS error (AU)"],
+        [[name, "regression" if "next_position" in e else "tokens", e.get("loss"), e.get("accuracy"),
+          (e.get("next_position") or {}).get("rmse_au")] for name, e in evals.items()],
     )
     plot_trajectory_error(rep, config, evals)
     plot_length_extrapolation(rep, config, evals)

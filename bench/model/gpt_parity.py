@@ -9,7 +9,8 @@ writes the weights, the batch, both logits, the loss and the gradient of every p
     OUT/CASE.bin    the tensors' raw little-endian bytes (float64, or int64 for "tokens"), back to back
 
 Each tensor entry has name, dtype, shape and offset (bytes into CASE.bin). Names: "tokens" ([B, T + 1, 2]:
-inputs are positions 0..T-1, targets 1..T), "logits_x", "logits_y" ([B, T, V]), "loss" ([]), and
+inputs are positions 0..T-1, targets 1..T; float64 coordinates with NaN rows for the regression cases),
+"logits_x", "logits_y" ([B, T, V]; "coordinates" [B, T, 2] for the regression cases), "loss" ([]), and
 "param:NAME" and "grad:NAME" for every parameter, NAME as in Gpt::named_parameters() (the reference's
 modules carry the LibTorch names). No third-party format, so the C++ test needs nothing but nlohmann::json.
 
@@ -46,7 +47,11 @@ CASES = {
     "ssmax": dict(kind="ssmax"),
     "window": dict(kind="window"),
     "lssa_rope": dict(kind="lssa", rope=True),
+    # The regression head (coordinates in and out, MSE loss), with full softmax and with a short window.
+    "regression": dict(kind="softmax", regression=True),
+    "regression_window": dict(kind="window", regression=True),
 }
+COORDINATE_SCALE = 2.5
 OFFSET_ROWS = 3
 ROPE_THETA = 10000.0
 
@@ -56,11 +61,15 @@ def build_model(case):
     kind = options["kind"]
     p = options.get("p", 15.0)
     rope = options.get("rope", False)
-    model = gpt_reference.Gpt(N_LAYER, N_HEAD, N_EMBD, BLOCK_SIZE, VOCAB, kind, WINDOW, p=p,
+    regression = options.get("regression", False)
+    model = gpt_reference.Gpt(N_LAYER, N_HEAD, N_EMBD, BLOCK_SIZE, VOCAB, kind, WINDOW,
+                              coordinate_scale=COORDINATE_SCALE if regression else None, p=p,
                               offset_rows=OFFSET_ROWS, rope_theta=ROPE_THETA if rope else None)
     config = {"n_layer": N_LAYER, "n_head": N_HEAD, "n_embd": N_EMBD, "vocab": VOCAB, "block_size": BLOCK_SIZE,
               "attention": kind, "p": p, "offset_rows": OFFSET_ROWS, "window": WINDOW,
               "positional": "rope" if rope else "learned", "rope_theta": ROPE_THETA}
+    if regression:
+        config.update(head="regression", coordinate_scale=COORDINATE_SCALE)
     return model, config
 
 
@@ -75,7 +84,7 @@ def initialise(model, generator):
             elif ".ln_" in name or name.startswith("ln_"):
                 base = 1.0 if name.endswith(".weight") else 0.0
                 p.copy_(base + 0.1 * torch.randn(p.shape, generator=generator))
-            elif name.startswith(("wte_", "wpe")):
+            elif name.startswith(("wte_", "wpe", "start")):
                 p.copy_(torch.randn(p.shape, generator=generator))
             else:  # linear weights and biases: U(-1/sqrt(fan_in), 1/sqrt(fan_in)), nn.Linear's default
                 fan_in = p.shape[-1] if p.dim() == 2 else model.get_submodule(name.rsplit(".", 1)[0]).in_features
@@ -101,6 +110,16 @@ def token_batch(generator):
     tokens[1, 7, 0] = PAD  # one target ignored in the x channel only
     tokens[REST_SEQUENCE, :REST] = tokens[REST_SEQUENCE, 0]  # a body at rest: REST equal positions
     return tokens
+
+
+def coordinate_batch(generator):
+    """[B, T + 1, 2] float64 coordinates in AU for the regression head: random positions within +-2
+    coordinate_scale, NaN on the cadence row 0 (which the model reads as its `start` vector) and on a tail of
+    sequence 2 (padding: NaN inputs, and NaN targets the loss must skip)."""
+    coordinates = 2 * COORDINATE_SCALE * (2 * torch.rand((BATCH, LENGTH + 1, 2), generator=generator) - 1)
+    coordinates[:, 0] = math.nan
+    coordinates[2, LENGTH - 3:] = math.nan
+    return coordinates
 
 
 def lssar_margins(model, tokens):
@@ -138,14 +157,21 @@ def write_case(case, out):
     generator = torch.Generator().manual_seed(SEED)
     model, config = build_model(case)
     initialise(model, generator)
-    tokens = token_batch(generator)
+    regression = config.get("head") == "regression"
+    tokens = coordinate_batch(generator) if regression else token_batch(generator)
     inputs, targets = tokens[:, :-1], tokens[:, 1:]
 
-    logits_x, logits_y = model(inputs)
-    loss = gpt_reference.next_token_loss(logits_x, logits_y, targets, PAD)
+    if regression:
+        coordinates = model(inputs)
+        loss = gpt_reference.next_position_loss(coordinates, targets, COORDINATE_SCALE)
+        outputs = [("coordinates", coordinates)]
+    else:
+        logits_x, logits_y = model(inputs)
+        loss = gpt_reference.next_token_loss(logits_x, logits_y, targets, PAD)
+        outputs = [("logits_x", logits_x), ("logits_y", logits_y)]
     loss.backward()
 
-    tensors = [("tokens", tokens), ("logits_x", logits_x), ("logits_y", logits_y), ("loss", loss)]
+    tensors = [("tokens", tokens), *outputs, ("loss", loss)]
     for name, p in model.named_parameters():
         tensors.append(("param:" + name, p))
     for name, p in model.named_parameters():

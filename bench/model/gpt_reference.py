@@ -114,27 +114,44 @@ class Block(nn.Module):
 
 
 class Gpt(nn.Module):
-    """`attention_options`: p, offset_rows (LSSAR) and rope_theta (RoPE instead of learned positions)."""
+    """`attention_options`: p, offset_rows (LSSAR) and rope_theta (RoPE instead of learned positions).
+    `coordinate_scale` set: the regression head (coordinates in, next coordinates out, both in AU; NaN marks
+    a row that is not a position, which reads the learned `start` vector instead)."""
 
-    def __init__(self, n_layer, n_head, n_embd, block_size, vocab, kind, window, **attention_options):
+    def __init__(self, n_layer, n_head, n_embd, block_size, vocab, kind, window, coordinate_scale=None,
+                 **attention_options):
         super().__init__()
         self.vocab = vocab
-        self.wte_x, self.wte_y = nn.Embedding(vocab, n_embd), nn.Embedding(vocab, n_embd)
-        self.in_proj = nn.Linear(2 * n_embd, n_embd)
+        self.coordinate_scale = coordinate_scale
+        if coordinate_scale is None:
+            self.wte_x, self.wte_y = nn.Embedding(vocab, n_embd), nn.Embedding(vocab, n_embd)
+            self.in_proj = nn.Linear(2 * n_embd, n_embd)
+        else:
+            self.coord_in = nn.Linear(2, n_embd)
+            self.start = nn.Parameter(torch.zeros(n_embd))
         rope = attention_options.get("rope_theta") is not None
         self.wpe = None if rope else nn.Embedding(block_size, n_embd)
         self.blocks = nn.ModuleList(Block(n_head, n_embd, kind, window, **attention_options)
                                     for _ in range(n_layer))
         self.ln_f = nn.LayerNorm(n_embd)
-        self.head = nn.Linear(n_embd, 2 * vocab)
+        if coordinate_scale is None:
+            self.head = nn.Linear(n_embd, 2 * vocab)
+        else:
+            self.coord_head = nn.Linear(n_embd, 2)
 
     def forward(self, tokens):
         t = tokens.shape[1]
-        x = self.in_proj(torch.cat([self.wte_x(tokens[..., 0]), self.wte_y(tokens[..., 1])], -1))
+        if self.coordinate_scale is None:
+            x = self.in_proj(torch.cat([self.wte_x(tokens[..., 0]), self.wte_y(tokens[..., 1])], -1))
+        else:
+            x = torch.stack([self.start if torch.isnan(row).any() else self.coord_in(row / self.coordinate_scale)
+                             for row in tokens.reshape(-1, 2)]).reshape(*tokens.shape[:2], -1)
         if self.wpe is not None:
             x = x + self.wpe(torch.arange(t))
         for block in self.blocks:
             x = block(x)
+        if self.coordinate_scale is not None:
+            return self.coord_head(self.ln_f(x)) * self.coordinate_scale
         return self.head(self.ln_f(x)).split(self.vocab, -1)
 
 
@@ -145,6 +162,13 @@ def next_token_loss(logits_x, logits_y, targets, ignore_index):
                                   ignore_index=ignore_index)
                   + F.cross_entropy(logits_y.reshape(-1, vocab), targets[..., 1].reshape(-1),
                                     ignore_index=ignore_index))
+
+
+def next_position_loss(coordinates, targets, coordinate_scale):
+    """The regression head's loss (gpt.cpp's next_position_loss): the mean, over the target positions that are
+    positions (no NaN) and their two channels, of the squared error in units of coordinate_scale."""
+    kept = [(c, t) for c, t in zip(coordinates.reshape(-1, 2), targets.reshape(-1, 2)) if not torch.isnan(t).any()]
+    return sum(((c - t) / coordinate_scale).pow(2).sum() for c, t in kept) / (2 * len(kept))
 
 
 def peak_rss_mib():

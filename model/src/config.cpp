@@ -1,5 +1,7 @@
 #include "orbitlaw/model/config.hpp"
 
+#include <cmath>
+
 namespace orbitlaw::model {
 
 namespace {
@@ -26,6 +28,8 @@ AttentionKind parse_attention_kind(const std::string& name) {
   throw Error("unknown attention kind '" + name + "' (known: softmax, lssa, lssar, ssmax, window)");
 }
 
+std::string to_string(Head head) { return head == Head::kRegression ? "regression" : "tokens"; }
+
 void ModelConfig::validate() const {
   auto fail = [](const std::string& what) { throw Error("model config: " + what); };
   if (n_layer < 1) fail("n_layer must be at least 1");
@@ -42,6 +46,8 @@ void ModelConfig::validate() const {
   if (!(attention.ssmax_init > 0)) fail("attention.ssmax_init must be positive");
   if (!(rope_theta > 0)) fail("rope_theta must be positive");
   if (dropout < 0 || dropout >= 1) fail("dropout must be in [0, 1)");
+  if (!(coordinate_scale >= 0) || !std::isfinite(coordinate_scale))
+    fail("coordinate_scale must be finite and non-negative (0: the tokenizer's range)");
 }
 
 Json ModelConfig::to_json() const {
@@ -59,7 +65,9 @@ Json ModelConfig::to_json() const {
               {"positional", positional == Positional::kRope ? "rope" : "learned"},
               {"rope_theta", rope_theta},
               {"dropout", dropout},
-              {"bias", bias}};
+              {"bias", bias},
+              {"head", to_string(head)},
+              {"coordinate_scale", coordinate_scale}};
 }
 
 ModelConfig ModelConfig::from_config(ConfigReader& s, const ModelConfig& d) {
@@ -87,6 +95,15 @@ ModelConfig ModelConfig::from_config(ConfigReader& s, const ModelConfig& d) {
   c.rope_theta = s.get<double>("rope_theta", d.rope_theta);
   c.dropout = s.get<double>("dropout", d.dropout);
   c.bias = s.get<bool>("bias", d.bias);
+  const std::string head = s.get<std::string>("head", to_string(d.head));
+  if (head == "regression") {
+    c.head = Head::kRegression;
+  } else if (head == "tokens") {
+    c.head = Head::kTokens;
+  } else {
+    throw Error("model config: head must be 'tokens' or 'regression' (got '" + head + "')");
+  }
+  c.coordinate_scale = s.get<double>("coordinate_scale", d.coordinate_scale);
   s.finish();
   c.validate();
   return c;

@@ -5,8 +5,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/progress.hpp"
@@ -42,16 +44,22 @@ TokenStore TokenStore::from_dataset(const std::string& path, const TokenizerConf
   const std::int64_t stride = static_cast<std::int64_t>(tokenizer.rows) * 2;
   auto buffer = std::make_shared<std::vector<std::uint16_t>>(
       count * stride, static_cast<std::uint16_t>(tokenizer.pad_token()));
+  auto coordinates =
+      std::make_shared<std::vector<double>>(count * stride, std::numeric_limits<double>::quiet_NaN());
   store.lengths_.resize(count);
   Progress progress("tokenize " + path, count, "systems");
   for (std::int64_t i = 0; i < count; ++i) {
     auto seq = encode(reader.read_system(first + i), tokenizer);
     const auto length = seq.tokens.size(0);
     auto t = seq.tokens.accessor<std::int64_t, 2>();
+    auto xy = seq.coordinates.accessor<double, 2>();
     std::uint16_t* out = buffer->data() + i * stride;
+    double* out_xy = coordinates->data() + i * stride;
     for (std::int64_t r = 0; r < length; ++r) {
       out[2 * r] = static_cast<std::uint16_t>(t[r][0]);
       out[2 * r + 1] = static_cast<std::uint16_t>(t[r][1]);
+      out_xy[2 * r] = xy[r][0];
+      out_xy[2 * r + 1] = xy[r][1];
     }
     store.lengths_[i] = static_cast<std::uint32_t>(length);
     progress.advance();
@@ -59,6 +67,8 @@ TokenStore TokenStore::from_dataset(const std::string& path, const TokenizerConf
   progress.finish();
   store.data_ = buffer->data();
   store.owner_ = buffer;
+  store.coordinates_ = coordinates->data();
+  store.coordinate_owner_ = coordinates;
   return store;
 }
 
@@ -164,7 +174,20 @@ TokenStore TokenStore::slice(std::int64_t first, std::int64_t count) const {
   sub.lengths_.assign(lengths_.begin() + first, lengths_.begin() + first + count);
   sub.owner_ = owner_;
   sub.data_ = data_ + first * rows() * 2;
+  sub.coordinate_owner_ = coordinate_owner_;
+  if (coordinates_) sub.coordinates_ = coordinates_ + first * rows() * 2;
   return sub;
+}
+
+torch::Tensor TokenStore::coordinate_sequence(std::int64_t i, int length) const {
+  if (!coordinates_)
+    throw Error(
+        "this token store holds no coordinates (a pre-tokenized file): the regression head needs the "
+        "HDF5 dataset");
+  auto out = torch::full({length, 2}, std::numeric_limits<double>::quiet_NaN(), torch::kFloat64);
+  const int n = std::min(length, std::min(this->length(i), rows()));
+  std::copy_n(coordinates_ + i * rows() * 2, 2 * n, out.data_ptr<double>());
+  return out;
 }
 
 torch::Tensor TokenStore::sequence(std::int64_t i, int length) const {
@@ -179,25 +202,45 @@ torch::Tensor TokenStore::sequence(std::int64_t i, int length) const {
   return out;
 }
 
-torch::Tensor sample_batch(const TokenStore& store, std::uint64_t seed, std::uint64_t index, int batch_size,
-                           int length) {
+namespace {
+
+// The sequences of batch `index`: the same on every machine and standard library, and independent of the
+// other batches.
+std::vector<std::int64_t> batch_sequences(const TokenStore& store, std::uint64_t seed, std::uint64_t index,
+                                          int batch_size) {
   if (store.size() == 0) throw Error("no sequences to sample from");
-  // Batch `index` of a seed is the same on every machine and standard library, and independent of the others.
   SplitMix64 rng(splitmix64_mix(seed ^ splitmix64_mix(index)));
   const auto n = static_cast<std::uint64_t>(store.size());
+  std::vector<std::int64_t> chosen;
+  for (int b = 0; b < batch_size; ++b) chosen.push_back(static_cast<std::int64_t>(rng.below(n)));
+  return chosen;
+}
+
+}  // namespace
+
+torch::Tensor sample_batch(const TokenStore& store, std::uint64_t seed, std::uint64_t index, int batch_size,
+                           int length) {
   std::vector<torch::Tensor> rows;
-  for (int b = 0; b < batch_size; ++b)
-    rows.push_back(store.sequence(static_cast<std::int64_t>(rng.below(n)), length));
+  for (auto i : batch_sequences(store, seed, index, batch_size)) rows.push_back(store.sequence(i, length));
+  return torch::stack(rows);
+}
+
+torch::Tensor sample_coordinate_batch(const TokenStore& store, std::uint64_t seed, std::uint64_t index,
+                                      int batch_size, int length) {
+  std::vector<torch::Tensor> rows;
+  for (auto i : batch_sequences(store, seed, index, batch_size))
+    rows.push_back(store.coordinate_sequence(i, length));
   return torch::stack(rows);
 }
 
 Prefetcher::Prefetcher(const TokenStore& store, std::uint64_t seed, std::uint64_t first, int batch_size,
-                       int length, int depth)
+                       int length, int depth, bool coordinates)
     : store_(store),
       seed_(seed),
       batch_size_(batch_size),
       length_(length),
       depth_(std::max(depth, 1)),
+      coordinates_(coordinates),
       produce_index_(first),
       next_index_(first),
       worker_([this] { run(); }) {}
@@ -221,7 +264,8 @@ void Prefetcher::run() {
         if (stop_) return;
         index = produce_index_++;
       }
-      auto batch = sample_batch(store_, seed_, index, batch_size_, length_);
+      auto batch = coordinates_ ? sample_coordinate_batch(store_, seed_, index, batch_size_, length_)
+                                : sample_batch(store_, seed_, index, batch_size_, length_);
       {
         std::lock_guard<std::mutex> lock(mutex_);
         ready_.push_back(std::move(batch));

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <utility>
 
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/model/gpt.hpp"
@@ -71,23 +73,24 @@ struct Accumulator {
 };
 
 // Errors of one predicted position against the truth and the baselines, all from the observations before
-// position `start` (what the model saw), decoded to bin centres like the model's own output.
+// position `start` (what the model saw): decoded to bin centres like a token model's own output, or the exact
+// coordinates a regression-head model reads (`exact`; it has no quantisation floor, so no token oracle).
 struct RolloutErrors {
   Accumulator model, previous, mean, velocity, oracle;
-  void add(const Sample& s, const TokenizerConfig& tok, const std::int64_t* tokens, int start, int position,
-           std::int64_t pred_x, std::int64_t pred_y) {
+  void add(const Sample& s, const TokenizerConfig& tok, bool exact, int start, int position, double pred_x,
+           double pred_y) {
     const int nb = s.seq.n_bodies;
-    const int row = s.seq.row[position];
-    const int body = row % nb;
-    const int step = row / nb;
-    const double tx = s.system.position(row, 0), ty = s.system.position(row, 1);
-    auto observed = [&](int obs_step, int c) {
-      return tok.decode(tokens[2 * (1 + obs_step * nb + body) + c]);
-    };
-    const int last = (start - 2 - body) / nb;  // last observed step of this body (rows 0..start-2 are seen)
+    const int slot = (position - 1) % nb;  // the body's place among the sequence's bodies
+    const int step = (position - 1) / nb;
+    const auto* tokens = s.seq.tokens.data_ptr<std::int64_t>();
+    const auto* xy = s.seq.coordinates.data_ptr<double>();
+    const double tx = xy[2 * position], ty = xy[2 * position + 1];
+    auto seen = [&](int p, int c) { return exact ? xy[2 * p + c] : tok.decode(tokens[2 * p + c]); };
+    auto observed = [&](int obs_step, int c) { return seen(1 + obs_step * nb + slot, c); };
+    const int last = (start - 2 - slot) / nb;  // last observed step of this body (rows 0..start-2 are seen)
     auto dist = [&](double x, double y) { return std::hypot(x - tx, y - ty); };
-    model.add(dist(tok.decode(pred_x), tok.decode(pred_y)));
-    oracle.add(dist(tok.decode(tokens[2 * position]), tok.decode(tokens[2 * position + 1])));
+    model.add(dist(pred_x, pred_y));
+    if (!exact) oracle.add(dist(seen(position, 0), seen(position, 1)));
     previous.add(dist(observed(last, 0), observed(last, 1)));
     double mx = 0, my = 0;
     for (int k = 0; k <= last; ++k) {
@@ -115,17 +118,6 @@ struct RolloutErrors {
   }
 };
 
-torch::Tensor stack_tokens(const std::vector<const Sample*>& samples, int length, std::int64_t pad) {
-  std::vector<torch::Tensor> rows;
-  for (const auto* s : samples) {
-    auto t = torch::full({length, 2}, pad, torch::kInt64);
-    const auto n = std::min<std::int64_t>(length, s->seq.tokens.size(0));
-    t.narrow(0, 0, n).copy_(s->seq.tokens.narrow(0, 0, n));
-    rows.push_back(t);
-  }
-  return torch::stack(rows);
-}
-
 // What every evaluation below reads: the model in eval mode on its device, and the sequences encoded at the
 // training context.
 struct EvalInputs {
@@ -134,8 +126,41 @@ struct EvalInputs {
   TokenizerConfig tok;
   int context;
   std::int64_t pad;
+  bool regression;  // the model reads and predicts coordinates
+  double coordinate_scale;
   std::vector<Sample> samples;
 };
+
+// The first `length` positions of each sample as the model reads them, [B, length, 2]: int64 tokens padded
+// with the pad token, or (regression head) float64 coordinates padded with NaN.
+torch::Tensor stack_inputs(const EvalInputs& in, const std::vector<const Sample*>& samples, int length) {
+  std::vector<torch::Tensor> rows;
+  for (const auto* s : samples) {
+    const auto& source = in.regression ? s->seq.coordinates : s->seq.tokens;
+    auto t = in.regression
+                 ? torch::full({length, 2}, std::numeric_limits<double>::quiet_NaN(), torch::kFloat64)
+                 : torch::full({length, 2}, in.pad, torch::kInt64);
+    const auto n = std::min<std::int64_t>(length, source.size(0));
+    t.narrow(0, 0, n).copy_(source.narrow(0, 0, n));
+    rows.push_back(t);
+  }
+  return torch::stack(rows);
+}
+
+// The model's prediction of the position after each input, [B, T, 2]: greedy bins (int64) for the token
+// head, coordinates in AU (float64) for the regression head.
+torch::Tensor predict_next(const EvalInputs& in, const torch::Tensor& inputs) {
+  auto out = in.model->forward(inputs);
+  if (in.regression) return out.coordinates.to(torch::kFloat64);
+  return greedy(out, in.tok.bins);
+}
+
+// A predicted position in AU: the bin centres of a token prediction, or the regression head's coordinates.
+std::pair<double, double> in_au(const EvalInputs& in, const torch::Tensor& prediction) {
+  if (in.regression) return {prediction[0].item<double>(), prediction[1].item<double>()};
+  return {in.tok.decode(prediction[0].item<std::int64_t>()),
+          in.tok.decode(prediction[1].item<std::int64_t>())};
+}
 
 // Next-token loss and accuracy at the training context, and the unigram baseline of the same targets.
 Json next_token_metrics(const EvalInputs& in, int batch_size) {
@@ -147,7 +172,7 @@ Json next_token_metrics(const EvalInputs& in, int batch_size) {
     std::vector<const Sample*> batch;
     for (size_t i = first; i < std::min(in.samples.size(), first + batch_size); ++i)
       batch.push_back(&in.samples[i]);
-    auto tokens = stack_tokens(batch, in.context + 1, in.pad).to(in.device);
+    auto tokens = stack_inputs(in, batch, in.context + 1).to(in.device);
     auto inputs = tokens.narrow(1, 0, in.context), targets = tokens.narrow(1, 1, in.context);
     auto out = in.model->forward(inputs);
     auto valid = (targets.select(-1, 0) != in.pad);
@@ -194,24 +219,47 @@ Json next_token_metrics(const EvalInputs& in, int batch_size) {
               {"uniform_loss", std::log(static_cast<double>(tok.vocab()))}};
 }
 
+// Regression head: the training loss (mean squared error in units of coordinate_scale, over x and y) at the
+// training context, and the root-mean-square error of the predicted position in AU.
+Json next_position_metrics(const EvalInputs& in, int batch_size) {
+  double sum = 0;
+  std::int64_t positions = 0;
+  for (size_t first = 0; first < in.samples.size(); first += batch_size) {
+    std::vector<const Sample*> batch;
+    for (size_t i = first; i < std::min(in.samples.size(), first + batch_size); ++i)
+      batch.push_back(&in.samples[i]);
+    auto coordinates = stack_inputs(in, batch, in.context + 1).to(in.device);
+    auto inputs = coordinates.narrow(1, 0, in.context);
+    auto out = in.model->forward(inputs);
+    auto [squared, count] = position_squared_error(
+        out, predictable_targets(inputs, coordinates.narrow(1, 1, in.context)), in.coordinate_scale);
+    sum += squared.to(torch::kFloat64).item<double>();
+    positions += count;
+  }
+  const double n = static_cast<double>(std::max<std::int64_t>(positions, 1));
+  return Json{{"loss", sum / (2 * n)},
+              {"rmse_au", std::sqrt(sum / n) * in.coordinate_scale},
+              {"positions", positions},
+              {"sequences", in.samples.size()}};
+}
+
 // k = 1: teacher-forced at every position whose body has two earlier observations.
 void one_step_errors(const EvalInputs& in, RolloutErrors& errors, std::int64_t& rollouts) {
   for (const auto& s : in.samples) {
     const int length = static_cast<int>(s.seq.tokens.size(0));
     const int first = 2 * s.seq.n_bodies + 1;
     if (length <= first) continue;
-    auto out = in.model->forward(s.seq.tokens.narrow(0, 0, length - 1).unsqueeze(0).to(in.device));
-    auto pred = greedy(out, in.tok.bins).squeeze(0).cpu();
-    auto p = pred.accessor<std::int64_t, 2>();
-    const auto* tokens = s.seq.tokens.data_ptr<std::int64_t>();
+    auto inputs = (in.regression ? s.seq.coordinates : s.seq.tokens).narrow(0, 0, length - 1);
+    auto pred = predict_next(in, inputs.unsqueeze(0).to(in.device)).squeeze(0).cpu();
     for (int position = first; position < length; ++position) {
-      errors.add(s, in.tok, tokens, position, position, p[position - 1][0], p[position - 1][1]);
+      const auto [x, y] = in_au(in, pred[position - 1]);
+      errors.add(s, in.tok, in.regression, position, position, x, y);
       ++rollouts;
     }
   }
 }
 
-// k > 1: each sequence starts as late as the context allows and feeds back its own tokens.
+// k > 1: each sequence starts as late as the context allows and feeds back its own predictions.
 void rollout_errors(const EvalInputs& in, int k, RolloutErrors& errors, std::int64_t& rollouts) {
   std::map<int, std::vector<const Sample*>> by_start;
   for (const auto& s : in.samples) {
@@ -220,15 +268,15 @@ void rollout_errors(const EvalInputs& in, int k, RolloutErrors& errors, std::int
     if (start >= 2 * s.seq.n_bodies + 1) by_start[start].push_back(&s);
   }
   for (const auto& [start, group] : by_start) {
-    auto tokens = stack_tokens(group, start, in.pad).to(in.device);
+    auto inputs = stack_inputs(in, group, start).to(in.device);
     for (int i = 0; i < k; ++i)
-      tokens = torch::cat({tokens, greedy(in.model->forward(tokens), in.tok.bins).narrow(1, -1, 1)}, 1);
-    auto generated = tokens.cpu();
-    auto g = generated.accessor<std::int64_t, 3>();
+      inputs = torch::cat({inputs, predict_next(in, inputs).narrow(1, -1, 1).to(inputs.scalar_type())}, 1);
+    auto generated = inputs.cpu();
     for (size_t b = 0; b < group.size(); ++b) {
-      const auto* truth = group[b]->seq.tokens.data_ptr<std::int64_t>();
-      for (int position = start; position < start + k; ++position)
-        errors.add(*group[b], in.tok, truth, start, position, g[b][position][0], g[b][position][1]);
+      for (int position = start; position < start + k; ++position) {
+        const auto [x, y] = in_au(in, generated[static_cast<std::int64_t>(b)][position]);
+        errors.add(*group[b], in.tok, in.regression, start, position, x, y);
+      }
       ++rollouts;
     }
   }
@@ -274,9 +322,16 @@ std::pair<Json, Json> length_extrapolation(const EvalInputs& in, const ModelConf
     for (std::int64_t i = 0; i < reader.num_systems() && used < config.length_sequences; ++i) {
       auto system = reader.read_system(i);
       if (system.rows() < length) continue;
-      auto seq = encode(system, long_tok).tokens.unsqueeze(0).to(in.device);
-      sum += next_token_loss(in.model->forward(seq.narrow(1, 0, length)), seq.narrow(1, 1, length), in.pad)
-                 .item<double>();
+      const auto encoded = encode(system, long_tok);
+      if (encoded.tokens.size(0) < length + 1) continue;  // the heliocentric frame drops the star's rows
+      auto seq = (in.regression ? encoded.coordinates : encoded.tokens).unsqueeze(0).to(in.device);
+      auto out = in.model->forward(seq.narrow(1, 0, length));
+      auto loss = in.regression
+                      ? next_position_loss(
+                            out, predictable_targets(seq.narrow(1, 0, length), seq.narrow(1, 1, length)),
+                            in.coordinate_scale)
+                      : next_token_loss(out, seq.narrow(1, 1, length), in.pad);
+      sum += loss.item<double>();
       ++used;
     }
     if (used == 0) {
@@ -297,8 +352,8 @@ Json attention_diagnostics(const EvalInputs& in, int n_head, int max_sequences) 
   for (size_t i = 0; i < in.samples.size() && static_cast<int>(group.size()) < max_sequences; ++i)
     if (in.samples[i].seq.tokens.size(0) == in.context + 1) group.push_back(&in.samples[i]);
   if (group.empty()) return attention;
-  auto tokens = stack_tokens(group, in.context, in.pad).to(in.device);
-  auto maps = in.model->attention_maps(tokens);
+  auto inputs = stack_inputs(in, group, in.context).to(in.device);
+  auto maps = in.model->attention_maps(inputs);
   auto distance = (torch::arange(in.context).unsqueeze(1) - torch::arange(in.context).unsqueeze(0))
                       .clamp_min(0)
                       .to(torch::kFloat64)
@@ -325,13 +380,18 @@ Json attention_diagnostics(const EvalInputs& in, int n_head, int max_sequences) 
 Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, const std::string& data_path,
               const EvalConfig& config) {
   configure_threads(config.threads);
-  EvalInputs in{
-      loaded.module, resolve_device(config.device), loaded.tokenizer, loaded.config.block_size, 0, {}};
-  in.pad = in.tok.pad_token();
+  const ModelConfig& mc = loaded.config;
+  EvalInputs in{loaded.module,
+                resolve_device(config.device),
+                loaded.tokenizer,
+                mc.block_size,
+                loaded.tokenizer.pad_token(),
+                mc.head == Head::kRegression,
+                mc.coordinate_scale,
+                {}};
   in.model->to(in.device);
   in.model->eval();
   torch::NoGradGuard no_grad;
-  const ModelConfig& mc = loaded.config;
 
   simulator::DatasetReader reader(data_path);
   if (reader.num_systems() == 0) throw Error("dataset '" + data_path + "' holds no systems");
@@ -346,11 +406,14 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
     in.samples.push_back(std::move(s));
   }
 
-  const Json next_token = next_token_metrics(in, config.batch_size);
+  // The token head's loss is next-token cross-entropy; the regression head's the mean squared error of the
+  // next position in units of coordinate_scale (its training loss).
+  const Json next = in.regression ? next_position_metrics(in, config.batch_size)
+                                  : next_token_metrics(in, config.batch_size);
   const Json trajectory = trajectory_errors(in, config.rollout_steps);
   const auto [extrapolation, skipped] = length_extrapolation(in, mc, reader, config);
   const Json attention = attention_diagnostics(in, mc.n_head, config.attention_sequences);
-  return Json{{"format", "orbitlaw-eval"},
+  Json result{{"format", "orbitlaw-eval"},
               {"version", 1},
               {"checkpoint", checkpoint_path},
               {"data", data_path},
@@ -365,17 +428,22 @@ Json evaluate(const LoadedModel& loaded, const std::string& checkpoint_path, con
                                 {"length_sequences", config.length_sequences},
                                 {"attention_sequences", config.attention_sequences},
                                 {"device", in.device.str()}}},
-              {"loss", next_token["loss"]},
-              {"accuracy", next_token["accuracy"]},
+              {"loss", next["loss"]},
               {"clamped_coordinates",
                Json{{"count", clamped},
                     {"coordinates", coordinates},
                     {"fraction", coordinates > 0 ? static_cast<double>(clamped) / coordinates : 0.0}}},
-              {"next_token", next_token},
               {"trajectory_error", trajectory},
               {"length_extrapolation", extrapolation},
               {"length_extrapolation_skipped", skipped},
               {"attention", attention}};
+  if (in.regression) {
+    result["next_position"] = next;
+  } else {
+    result["accuracy"] = next["accuracy"];
+    result["next_token"] = next;
+  }
+  return result;
 }
 
 }  // namespace orbitlaw::model

@@ -1,6 +1,8 @@
 #include "orbitlaw/model/gpt.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "orbitlaw/model/attention.hpp"
 
@@ -78,16 +80,28 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
 
 GptImpl::GptImpl(const ModelConfig& config) : config_(config) {
   config_.validate();
-  wte_x_ = register_module("wte_x", nn::Embedding(config.vocab, config.n_embd));
-  wte_y_ = register_module("wte_y", nn::Embedding(config.vocab, config.n_embd));
-  in_proj_ = register_module("in_proj", linear(2 * config.n_embd, config.n_embd, config.bias));
+  const bool regression = config.head == Head::kRegression;
+  if (regression && !(config.coordinate_scale > 0))
+    throw Error("model config: the regression head needs a positive coordinate_scale");
+  if (regression) {
+    coord_in_ = register_module("coord_in", linear(2, config.n_embd, config.bias));
+    start_ = register_parameter("start", torch::zeros({config.n_embd}));
+  } else {
+    wte_x_ = register_module("wte_x", nn::Embedding(config.vocab, config.n_embd));
+    wte_y_ = register_module("wte_y", nn::Embedding(config.vocab, config.n_embd));
+    in_proj_ = register_module("in_proj", linear(2 * config.n_embd, config.n_embd, config.bias));
+  }
   if (config.positional == Positional::kLearned) {
     wpe_ = register_module("wpe", nn::Embedding(config.block_size, config.n_embd));
   }
   blocks_ = register_module("blocks", nn::ModuleList());
   for (int i = 0; i < config.n_layer; ++i) blocks_->push_back(Block(config));
   ln_f_ = register_module("ln_f", layer_norm(config.n_embd));
-  head_ = register_module("head", linear(config.n_embd, 2 * config.vocab, config.bias));
+  if (regression) {
+    coord_head_ = register_module("coord_head", linear(config.n_embd, 2, config.bias));
+  } else {
+    head_ = register_module("head", linear(config.n_embd, 2 * config.vocab, config.bias));
+  }
 
   // nanoGPT initialisation: N(0, 0.02) weights, zero biases, residual projections scaled by 1/sqrt(2
   // n_layer).
@@ -108,14 +122,24 @@ GptImpl::GptImpl(const ModelConfig& config) : config_(config) {
 }
 
 torch::Tensor GptImpl::embed(const torch::Tensor& tokens) {
-  TORCH_CHECK(tokens.dim() == 3 && tokens.size(2) == 2, "Gpt expects tokens [B, T, 2]");
+  TORCH_CHECK(tokens.dim() == 3 && tokens.size(2) == 2, "Gpt expects inputs [B, T, 2]");
   const auto t = tokens.size(1);
   if (config_.positional == Positional::kLearned && t > config_.block_size) {
     throw Error("input of " + std::to_string(t) + " positions exceeds the learned-position context of " +
                 std::to_string(config_.block_size) + " (use positional=rope for longer inputs)");
   }
-  auto x = torch::cat({wte_x_->forward(tokens.select(2, 0)), wte_y_->forward(tokens.select(2, 1))}, -1);
-  x = in_proj_->forward(x);
+  const bool floating = tokens.is_floating_point();
+  torch::Tensor x;
+  if (config_.head == Head::kRegression) {
+    if (!floating) throw Error("the regression-head model reads coordinates (float), not tokens");
+    auto scaled = tokens.to(start_.scalar_type()) / config_.coordinate_scale;
+    auto is_coordinate = torch::isfinite(scaled).all(-1, /*keepdim=*/true);  // [B, T, 1]
+    x = torch::where(is_coordinate, coord_in_->forward(torch::nan_to_num(scaled, 0.0, 0.0, 0.0)), start_);
+  } else {
+    if (floating) throw Error("the token-head model reads tokens (integers), not coordinates");
+    x = torch::cat({wte_x_->forward(tokens.select(2, 0)), wte_y_->forward(tokens.select(2, 1))}, -1);
+    x = in_proj_->forward(x);
+  }
   if (wpe_) x = x + wpe_->forward(torch::arange(t, tokens.options().dtype(torch::kInt64)));
   return x;
 }
@@ -123,8 +147,10 @@ torch::Tensor GptImpl::embed(const torch::Tensor& tokens) {
 GptOutput GptImpl::forward(const torch::Tensor& tokens) {
   auto x = embed(tokens);
   for (auto& block : *blocks_) x = block->as<Block>()->forward(x);
+  if (config_.head == Head::kRegression)
+    return {{}, {}, coord_head_->forward(ln_f_->forward(x)) * config_.coordinate_scale};
   auto logits = head_->forward(ln_f_->forward(x)).split(config_.vocab, -1);
-  return {logits[0], logits[1]};
+  return {logits[0], logits[1], {}};
 }
 
 std::vector<torch::Tensor> GptImpl::hidden_states(const torch::Tensor& tokens) {
@@ -168,6 +194,35 @@ torch::Tensor next_token_loss(const GptOutput& output, const torch::Tensor& targ
   auto loss_y = torch::nn::functional::cross_entropy(output.y_logits.reshape({-1, v}).to(dtype),
                                                      targets.select(-1, 1).reshape({-1}), options);
   return 0.5 * (loss_x + loss_y);
+}
+
+}  // namespace orbitlaw::model
+
+namespace orbitlaw::model {
+
+std::pair<torch::Tensor, std::int64_t> position_squared_error(const GptOutput& output,
+                                                              const torch::Tensor& targets,
+                                                              double coordinate_scale) {
+  TORCH_CHECK(output.coordinates.defined(), "position_squared_error needs the regression head's output");
+  // At least float32, as for the token loss; float64 models keep float64.
+  const auto dtype = torch::promote_types(output.coordinates.scalar_type(), torch::kFloat32);
+  auto target = targets.to(output.coordinates.device(), dtype) / coordinate_scale;
+  auto valid = torch::isfinite(target).all(-1, /*keepdim=*/true);  // [B, T, 1]
+  auto diff = output.coordinates.to(dtype) / coordinate_scale - torch::nan_to_num(target, 0.0, 0.0, 0.0);
+  auto squared = torch::where(valid, diff * diff, torch::zeros_like(diff));
+  return {squared.sum(), valid.sum().item<std::int64_t>()};
+}
+
+torch::Tensor predictable_targets(const torch::Tensor& inputs, const torch::Tensor& targets) {
+  auto is_position = torch::isfinite(inputs).all(-1, /*keepdim=*/true).to(targets.device());
+  return torch::where(is_position, targets,
+                      torch::full_like(targets, std::numeric_limits<double>::quiet_NaN()));
+}
+
+torch::Tensor next_position_loss(const GptOutput& output, const torch::Tensor& targets,
+                                 double coordinate_scale) {
+  auto [sum, count] = position_squared_error(output, targets, coordinate_scale);
+  return sum / (2.0 * static_cast<double>(std::max<std::int64_t>(count, 1)));
 }
 
 }  // namespace orbitlaw::model

@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace orbitlaw::model {
 
@@ -44,7 +46,8 @@ Json TokenizerConfig::to_json() const {
               {"hi", hi},
               {"rows", rows},
               {"week_cadence", week_cadence},
-              {"half_year_cadence", half_year_cadence}};
+              {"half_year_cadence", half_year_cadence},
+              {"frame", frame == Frame::kHeliocentric ? "heliocentric" : "barycentric"}};
 }
 
 TokenizerConfig TokenizerConfig::from_config(ConfigReader& section, const TokenizerConfig& d) {
@@ -55,6 +58,15 @@ TokenizerConfig TokenizerConfig::from_config(ConfigReader& section, const Tokeni
   c.rows = section.get<int>("rows", d.rows);
   c.week_cadence = section.get<double>("week_cadence", d.week_cadence);
   c.half_year_cadence = section.get<double>("half_year_cadence", d.half_year_cadence);
+  const std::string frame =
+      section.get<std::string>("frame", d.frame == Frame::kHeliocentric ? "heliocentric" : "barycentric");
+  if (frame == "heliocentric") {
+    c.frame = Frame::kHeliocentric;
+  } else if (frame == "barycentric") {
+    c.frame = Frame::kBarycentric;
+  } else {
+    throw Error("tokenizer.frame must be 'barycentric' or 'heliocentric' (got '" + frame + "')");
+  }
   section.finish();
   c.validate();
   return c;
@@ -73,23 +85,39 @@ TokenizedSequence encode(const simulator::System& system, const TokenizerConfig&
     throw Error("system position array has shape [" + std::to_string(system.position.rows()) + ", " +
                 std::to_string(system.position.cols()) + "], expected [" + std::to_string(system.rows()) +
                 ", 2]");
-  const int observations = std::min(system.rows(), config.rows - 1);
+  // The positions a sequence holds, in order: (system row, star row or -1 for an absolute coordinate).
+  const bool helio = config.frame == Frame::kHeliocentric;
+  if (helio && system.n_bodies < 2)
+    throw Error("the heliocentric frame needs a star and at least one planet; this system has " +
+                std::to_string(system.n_bodies) + " bodies");
+  std::vector<std::pair<int, int>> shown;
+  for (int r = 0; r < system.rows() && static_cast<int>(shown.size()) < config.rows - 1; ++r) {
+    const int body = r % system.n_bodies;
+    if (helio && body == system.star_index()) continue;
+    shown.emplace_back(r, helio ? r - body + system.star_index() : -1);
+  }
+  const int observations = static_cast<int>(shown.size());
   TokenizedSequence out;
-  out.n_bodies = system.n_bodies;
+  out.n_bodies = helio ? system.n_bodies - 1 : system.n_bodies;
   out.tokens = torch::empty({observations + 1, 2}, torch::kInt64);
+  out.coordinates = torch::empty({observations + 1, 2}, torch::kFloat64);
   auto t = out.tokens.accessor<std::int64_t, 2>();
+  auto xy = out.coordinates.accessor<double, 2>();
   out.row.resize(observations + 1);
   const std::int64_t cadence = config.cadence_token(system.cadence);
   t[0][0] = cadence;
   t[0][1] = cadence;
+  xy[0][0] = xy[0][1] = std::numeric_limits<double>::quiet_NaN();
   out.row[0] = -1;
-  for (int r = 0; r < observations; ++r) {
+  for (int p = 0; p < observations; ++p) {
+    const auto [r, star] = shown[p];
     for (int c = 0; c < 2; ++c) {
-      const double au = system.position(r, c);
+      const double au = system.position(r, c) - (star >= 0 ? system.position(star, c) : 0.0);
       if (!(au >= config.lo && au < config.hi)) ++out.clamped;
-      t[r + 1][c] = config.bin_of(au);
+      t[p + 1][c] = config.bin_of(au);
+      xy[p + 1][c] = au;
     }
-    out.row[r + 1] = r;
+    out.row[p + 1] = r;
   }
   return out;
 }

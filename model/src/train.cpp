@@ -1,5 +1,6 @@
 #include "orbitlaw/model/train.hpp"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/autocast_mode.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 #include "orbitlaw/common/budget.hpp"
 #include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/common/provenance.hpp"
+#include "orbitlaw/common/random.hpp"
 #include "orbitlaw/data_parallel.hpp"
 #include "orbitlaw/model.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
@@ -51,6 +53,7 @@ TrainConfig TrainConfig::from_config(ConfigReader& s, const TrainDefaults& d) {
   c.prefetch = s.get<int>("prefetch", c.prefetch);
   c.max_minutes = s.get<double>("max_minutes", c.max_minutes);
   c.max_seconds = s.get<double>("max_seconds", c.max_seconds);
+  c.context_noise = s.get<double>("context_noise", c.context_noise);
   s.finish();
   auto fail = [](const std::string& what) { throw Error("train config: " + what); };
   if (c.batch_size < 1 || c.grad_accum < 1) fail("batch_size and grad_accum must be at least 1");
@@ -67,6 +70,8 @@ TrainConfig TrainConfig::from_config(ConfigReader& s, const TrainDefaults& d) {
   if (!(c.max_minutes >= 0) || !(c.max_seconds >= 0) || !std::isfinite(c.max_minutes) ||
       !std::isfinite(c.max_seconds))
     fail("max_minutes and max_seconds must be finite and non-negative");
+  if (!(c.context_noise >= 0) || !std::isfinite(c.context_noise))
+    fail("context_noise must be finite and non-negative");
   return c;
 }
 
@@ -103,6 +108,8 @@ void resolve_train_config(const Json& config, const std::string& preset_name, Tr
     throw Error("model.vocab " + std::to_string(request.model.vocab) +
                 " differs from the tokenizer's vocabulary " + std::to_string(request.tokenizer.vocab()) +
                 " (bins + 3)");
+  if (request.model.head == Head::kRegression && request.model.coordinate_scale == 0)
+    request.model.coordinate_scale = request.tokenizer.coordinate_scale();
   // Sequences are cut to the context unless tokenizer.rows is set explicitly.
   if (!rows_given) request.tokenizer.rows = request.model.block_size + 1;
 
@@ -111,6 +118,8 @@ void resolve_train_config(const Json& config, const std::string& preset_name, Tr
   auto train_section = reader.section("train");
   request.train = TrainConfig::from_config(train_section, train_defaults);
   if (!train_section.has("seed")) request.train.seed = seed;
+  if (request.train.context_noise > 0 && request.model.head != Head::kRegression)
+    throw Error("train.context_noise needs the regression head (model.head = regression)");
   reader.set_resolved("tokenizer", request.tokenizer.to_json());
   reader.set_resolved("model", request.model.to_json());
   Json train_resolved = train_section.resolved();
@@ -160,12 +169,36 @@ void truncate_metrics(const std::string& path, int step) {
   std::ofstream(path, std::ios::trunc) << kept;
 }
 
+// What a batch's loss needs besides the batch: the head, the token head's ignore index, the regression
+// head's unit of length.
+struct LossSettings {
+  Head head = Head::kTokens;
+  std::int64_t pad = 0;
+  double coordinate_scale = 1;
+};
+
+LossSettings loss_settings(const TrainRequest& request) {
+  return {request.model.head, request.tokenizer.pad_token(), request.model.coordinate_scale};
+}
+
+// The training loss of a whole batch (next_token_loss, or next_position_loss for the regression head).
+torch::Tensor batch_loss(const GptOutput& output, const torch::Tensor& targets, const LossSettings& s) {
+  if (s.head == Head::kRegression) return next_position_loss(output, targets, s.coordinate_scale);
+  return next_token_loss(output, targets, s.pad);
+}
+
 // The loss of one rank's slice of a global batch, scaled so that its mean over the ranks is exactly
-// next_token_loss of the whole global batch: summed over the slice's targets, divided by the global batch's
+// batch_loss of the whole global batch: summed over the slice's targets, divided by the global batch's
 // count of (non-padding) targets, times the world size. A per-slice mean would overweight slices with more
 // padding, and a slice of padding only would give 0/0.
 torch::Tensor slice_loss(const GptOutput& output, const torch::Tensor& slice_targets,
-                         const torch::Tensor& global_targets, int world_size, std::int64_t pad) {
+                         const torch::Tensor& global_targets, int world_size, const LossSettings& s) {
+  if (s.head == Head::kRegression) {
+    const double counted = torch::isfinite(global_targets).all(-1).sum().item<double>();
+    return position_squared_error(output, slice_targets, s.coordinate_scale).first / (2.0 * counted) *
+           world_size;
+  }
+  const std::int64_t pad = s.pad;
   auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(pad).reduction(torch::kSum);
   const auto v = output.x_logits.size(-1);
   auto channel = [&](const torch::Tensor& logits, int c) {
@@ -179,33 +212,47 @@ torch::Tensor slice_loss(const GptOutput& output, const torch::Tensor& slice_tar
   return 0.5 * (channel(output.x_logits, 0) + channel(output.y_logits, 1)) * world_size;
 }
 
-// This rank's part of the training loss of `global_batch` (int64 [world_size x b, length, 2] on the CPU, the
-// same on every rank): the mean over the ranks of what this returns is the whole batch's loss, so averaged
-// gradients are those of one process with the whole batch. Alone (world_size 1) it is next_token_loss.
+// This rank's part of the training loss of `global_batch` ([world_size x b, length, 2] on the CPU, the same
+// on every rank: int64 tokens, or float64 coordinates for the regression head): the mean over the ranks of
+// what this returns is the whole batch's loss, so averaged gradients are those of one process with the whole
+// batch. Alone (world_size 1) it is batch_loss. `input_noise`, when defined, is added to the inputs.
 torch::Tensor rank_loss(Gpt& model, const torch::Tensor& global_batch, distributed::DataParallel& dp,
-                        const torch::Device& device, bool autocast, std::int64_t pad) {
+                        const torch::Device& device, bool autocast, const LossSettings& s,
+                        const torch::Tensor& input_noise = {}) {
   const auto t = global_batch.size(1) - 1;
+  auto inputs = global_batch.narrow(1, 0, t);
+  auto targets = global_batch.narrow(1, 1, t);
+  if (s.head == Head::kRegression) targets = predictable_targets(inputs, targets);
+  if (input_noise.defined()) inputs = inputs + input_noise;
   if (dp.world_size() == 1) {
-    auto b = global_batch.to(device);
     AutocastScope scope(autocast);
-    return next_token_loss(model->forward(b.narrow(1, 0, t)), b.narrow(1, 1, t), pad);
+    return batch_loss(model->forward(inputs.to(device)), targets.to(device), s);
   }
   const auto per_rank = global_batch.size(0) / dp.world_size();
-  auto b = global_batch.narrow(0, dp.rank() * per_rank, per_rank).to(device);
+  auto mine = [&](const torch::Tensor& x) { return x.narrow(0, dp.rank() * per_rank, per_rank).to(device); };
   AutocastScope scope(autocast);
-  return slice_loss(model->forward(b.narrow(1, 0, t)), b.narrow(1, 1, t), global_batch.narrow(1, 1, t),
-                    dp.world_size(), pad);
+  return slice_loss(model->forward(mine(inputs)), mine(targets), targets, dp.world_size(), s);
+}
+
+// Liu et al.'s context noise for batch `index`: N(0, sigma^2) AU per input coordinate, from a generator
+// seeded by (seed, index) alone so that a resumed run draws what the uninterrupted one did.
+torch::Tensor context_noise(const TrainConfig& tc, std::uint64_t index, const torch::Tensor& batch) {
+  if (!(tc.context_noise > 0)) return {};
+  auto generator =
+      at::detail::createCPUGenerator(splitmix64_mix(tc.seed ^ 0x6e015eULL ^ splitmix64_mix(index)));
+  auto shape = batch.sizes().vec();
+  shape[1] -= 1;
+  return torch::randn(shape, generator, torch::TensorOptions().dtype(batch.scalar_type())) * tc.context_noise;
 }
 
 // Mean loss over the fixed validation batches (global batches; each rank evaluates its slice).
-double validation_loss(Gpt& model, const std::vector<torch::Tensor>& batches,
-                       const TokenizerConfig& tokenizer, const torch::Device& device, bool autocast,
-                       distributed::DataParallel& dp) {
+double validation_loss(Gpt& model, const std::vector<torch::Tensor>& batches, const LossSettings& settings,
+                       const torch::Device& device, bool autocast, distributed::DataParallel& dp) {
   torch::NoGradGuard no_grad;
   model->eval();
   double total = 0;
   for (const auto& batch : batches)
-    total += rank_loss(model, batch, dp, device, autocast, tokenizer.pad_token()).item<double>();
+    total += rank_loss(model, batch, dp, device, autocast, settings).item<double>();
   model->train();
   return dp.average(total / static_cast<double>(batches.size()));
 }
@@ -276,7 +323,16 @@ Json training_provenance(const TrainRequest& request, distributed::DataParallel&
 // Data: the whole of --data for training when --val is given, else its last val_fraction held out.
 std::pair<TokenStore, TokenStore> open_train_and_validation(const TrainRequest& request) {
   TokenStore data = TokenStore::open_any(request.data, request.tokenizer);
-  if (!request.val.empty()) return {data, TokenStore::open_any(request.val, request.tokenizer)};
+  if (request.model.head == Head::kRegression && !data.has_coordinates())
+    throw Error("the regression head trains on coordinates: '" + request.data +
+                "' is a pre-tokenized file; give the HDF5 dataset");
+  if (!request.val.empty()) {
+    TokenStore val = TokenStore::open_any(request.val, request.tokenizer);
+    if (request.model.head == Head::kRegression && !val.has_coordinates())
+      throw Error("the regression head validates on coordinates: '" + request.val +
+                  "' is a pre-tokenized file; give the HDF5 dataset");
+    return {data, val};
+  }
   if (data.size() < 2)
     throw Error("'" + request.data + "' holds too few systems to hold out validation ones");
   const auto n_val =
@@ -316,10 +372,13 @@ StartPoint start_point(const TrainRequest& request, const std::string& checkpoin
 // Fixed validation batches (their own seed), so every evaluation measures the same sequences. Batches are
 // global: each rank takes its slice of world x batch_size sequences.
 std::vector<torch::Tensor> validation_batches(const TokenStore& store, const TrainConfig& tc,
-                                              int global_batch, int length) {
+                                              int global_batch, int length, bool coordinates) {
   std::vector<torch::Tensor> batches;
-  for (int i = 0; i < tc.eval_batches; ++i)
-    batches.push_back(sample_batch(store, tc.seed ^ 0x5a17ULL, i, global_batch, length));
+  for (int i = 0; i < tc.eval_batches; ++i) {
+    batches.push_back(coordinates
+                          ? sample_coordinate_batch(store, tc.seed ^ 0x5a17ULL, i, global_batch, length)
+                          : sample_batch(store, tc.seed ^ 0x5a17ULL, i, global_batch, length));
+  }
   return batches;
 }
 
@@ -327,13 +386,16 @@ std::vector<torch::Tensor> validation_batches(const TokenStore& store, const Tra
 // every rank.
 double optimizer_step(Gpt& model, torch::optim::AdamW& optimizer, Prefetcher& prefetch,
                       distributed::DataParallel& dp, const torch::Device& device, bool autocast,
-                      std::int64_t pad, const TrainConfig& tc, double lr) {
+                      const LossSettings& settings, const TrainConfig& tc, double lr) {
   for (auto& group : optimizer.param_groups())
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
   optimizer.zero_grad();
   double step_loss = 0;
   for (int micro = 0; micro < tc.grad_accum; ++micro) {
-    const torch::Tensor loss = rank_loss(model, prefetch.next(), dp, device, autocast, pad);
+    const std::uint64_t index = prefetch.next_index();
+    const torch::Tensor batch = prefetch.next();
+    const torch::Tensor loss =
+        rank_loss(model, batch, dp, device, autocast, settings, context_noise(tc, index, batch));
     (loss / tc.grad_accum).backward();
     step_loss += loss.item<double>() / tc.grad_accum;
   }
@@ -393,11 +455,14 @@ TrainResult train(const TrainRequest& request) {
                       content.provenance.dump(2) + "\n");
 
   const int global_batch = world * tc.batch_size;
-  const std::vector<torch::Tensor> val_batches = validation_batches(val_store, tc, global_batch, length);
+  const bool coordinates = request.model.head == Head::kRegression;
+  const LossSettings settings = loss_settings(request);
+  const std::vector<torch::Tensor> val_batches =
+      validation_batches(val_store, tc, global_batch, length, coordinates);
 
   std::ofstream metrics;  // rank 0 alone writes the metrics
   if (writer) metrics.open(metrics_path, std::ios::app);
-  Prefetcher prefetch(train_store, tc.seed, start.next_batch, global_batch, length, tc.prefetch);
+  Prefetcher prefetch(train_store, tc.seed, start.next_batch, global_batch, length, tc.prefetch, coordinates);
   std::unique_ptr<Progress> progress;  // rank 0's, on a terminal
   if (!request.quiet && writer) progress = std::make_unique<Progress>("train", tc.max_steps, "steps");
   if (progress) progress->set(step);
@@ -423,8 +488,8 @@ TrainResult train(const TrainRequest& request) {
 
   while (step < tc.max_steps) {
     const double lr = learning_rate(tc, step);
-    const double step_loss = optimizer_step(model, optimizer, prefetch, dp, device, autocast,
-                                            request.tokenizer.pad_token(), tc, lr);
+    const double step_loss =
+        optimizer_step(model, optimizer, prefetch, dp, device, autocast, settings, tc, lr);
     ++step;
     tokens += tokens_per_step;
     interval_tokens += tokens_per_step;
@@ -435,7 +500,7 @@ TrainResult train(const TrainRequest& request) {
     const bool last = step == tc.max_steps || out_of_time;
     Json line{{"step", step}, {"tokens", tokens}, {"train_loss", step_loss}, {"lr", lr}};
     if (step % tc.eval_interval == 0 || last) {
-      result.final_val_loss = validation_loss(model, val_batches, request.tokenizer, device, autocast, dp);
+      result.final_val_loss = validation_loss(model, val_batches, settings, device, autocast, dp);
       line["val_loss"] = result.final_val_loss;
     }
     if (writer && (step % tc.log_interval == 0 || last || line.contains("val_loss"))) {

@@ -15,7 +15,7 @@ namespace orbitlaw::probe {
 
 EncodedSystems::EncodedSystems(const simulator::DatasetReader& reader,
                                const std::vector<std::int64_t>& systems,
-                               const model::TokenizerConfig& tokenizer) {
+                               const model::TokenizerConfig& tokenizer, bool coordinates) {
   systems_ = systems;
   std::sort(systems_.begin(), systems_.end());
   systems_.erase(std::unique(systems_.begin(), systems_.end()), systems_.end());
@@ -33,8 +33,9 @@ EncodedSystems::EncodedSystems(const simulator::DatasetReader& reader,
                   " positions, others to " + std::to_string(length_) +
                   "; probe systems must have equal lengths");
     }
-    // Stored compactly (vocab <= 65535 fits uint16 but torch lacks it; int32 is enough and exact).
-    tokens_.push_back(sequence.tokens.to(torch::kInt32).contiguous());
+    // Tokens stored compactly (vocab <= 65535 fits uint16 but torch lacks it; int32 is enough and exact).
+    tokens_.push_back(coordinates ? sequence.coordinates.slice(0, 0, length).contiguous()
+                                  : sequence.tokens.to(torch::kInt32).contiguous());
     std::vector<std::int64_t> positions(static_cast<std::size_t>(system.rows()), -1);
     for (std::size_t p = 0; p < sequence.row.size(); ++p) {
       if (sequence.row[p] >= 0)
@@ -43,6 +44,10 @@ EncodedSystems::EncodedSystems(const simulator::DatasetReader& reader,
     positions_.push_back(std::move(positions));
   }
 }
+
+EncodedSystems::EncodedSystems(const simulator::DatasetReader& reader,
+                               const std::vector<std::int64_t>& systems, const model::LoadedModel& model)
+    : EncodedSystems(reader, systems, model.tokenizer, model.config.head == model::Head::kRegression) {}
 
 std::int64_t EncodedSystems::slot(std::int64_t system) const {
   auto it = std::lower_bound(systems_.begin(), systems_.end(), system);
@@ -111,7 +116,8 @@ Batch make_batch(const std::vector<const SystemRows*>& groups, const EncodedSyst
       batch.row_indices.push_back(groups[b]->indices[k]);
     }
   }
-  batch.tokens = torch::stack(tokens).to(device, torch::kInt64);
+  batch.tokens = torch::stack(tokens);
+  batch.tokens = batch.tokens.to(device, batch.tokens.is_floating_point() ? torch::kFloat64 : torch::kInt64);
   batch.flat_positions = torch::tensor(flat, torch::kInt64).to(device);
   return batch;
 }

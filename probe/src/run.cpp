@@ -143,7 +143,7 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
   std::vector<std::int64_t> systems = dataset.train_systems;
   systems.insert(systems.end(), dataset.validation_systems.begin(), dataset.validation_systems.end());
   systems.insert(systems.end(), dataset.test_systems.begin(), dataset.test_systems.end());
-  const EncodedSystems encoded(data, systems, model.tokenizer);
+  const EncodedSystems encoded(data, systems, model);
   // Model probes only ever see the test rows' positions; a copy without labels makes that structural.
   ForceRows test_inputs = dataset.test;
   test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());

@@ -27,7 +27,7 @@ ProbeRunSummary run_vector_task(const VectorTask& task, const ProbeRunPaths& pat
   Json details = Json::object();
   for (const auto& probe : task.probes) {
     if (probe == "finetune") {
-      const EncodedSystems encoded(data, dataset.systems, task.model->tokenizer);
+      const EncodedSystems encoded(data, dataset.systems, *task.model);
       // Only positions of the test rows reach the model probe: a copy without their vectors.
       ForceVectorRows test_inputs = dataset.test;
       test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());

@@ -3,7 +3,8 @@
 // float64 from a fixed seed and writes its weights, one token batch, the logits, the training loss and the
 // gradient of every parameter. The LibTorch GPT gets those weights by name, runs the same batch forward,
 // next_token_loss and backward, and must match everything to float64 rounding. The same check must then fail
-// once one weight is moved slightly, so a passing check means something.
+// once one weight is moved slightly, so a passing check means something. The regression head is checked the
+// same way: coordinates for logits, next_position_loss for next_token_loss.
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 #include <unistd.h>
@@ -98,21 +99,26 @@ std::ostream& operator<<(std::ostream& os, const Comparison& c) {
             << c.worst_gradient << ")";
 }
 
-// Forward, next_token_loss and backward of `model` on the reference's batch, compared with the reference.
+// Forward, the training loss (next_token_loss, or next_position_loss for the regression head) and backward
+// of `model` on the reference's batch, compared with the reference.
 Comparison run_and_compare(Gpt& model, const Reference& ref) {
   const auto& tokens = ref.at("tokens");
   const auto t = tokens.size(1) - 1;
+  const bool regression = model->config().head == Head::kRegression;
   model->zero_grad();
   auto out = model->forward(tokens.narrow(1, 0, t));
-  auto loss = next_token_loss(out, tokens.narrow(1, 1, t), ref.meta.at("pad").get<std::int64_t>());
+  auto loss = regression
+                  ? next_position_loss(out, tokens.narrow(1, 1, t), model->config().coordinate_scale)
+                  : next_token_loss(out, tokens.narrow(1, 1, t), ref.meta.at("pad").get<std::int64_t>());
   // A float32 step anywhere (the loss used to be taken in float32) would cap the agreement at ~1e-7.
-  EXPECT_EQ(out.x_logits.scalar_type(), torch::kFloat64);
+  EXPECT_EQ((regression ? out.coordinates : out.x_logits).scalar_type(), torch::kFloat64);
   EXPECT_EQ(loss.scalar_type(), torch::kFloat64);
   loss.backward();
 
   Comparison c;
-  c.logits = std::max(relative_difference(out.x_logits, ref.at("logits_x")),
-                      relative_difference(out.y_logits, ref.at("logits_y")));
+  c.logits = regression ? relative_difference(out.coordinates, ref.at("coordinates"))
+                        : std::max(relative_difference(out.x_logits, ref.at("logits_x")),
+                                   relative_difference(out.y_logits, ref.at("logits_y")));
   c.loss = relative_difference(loss.detach(), ref.at("loss"));
   for (const auto& item : model->named_parameters()) {
     EXPECT_TRUE(item.value().grad().defined()) << item.key() << " got no gradient";
@@ -183,13 +189,14 @@ TEST_P(GptParity, MatchesFloat64PyTorchReferenceAndFailsWithOnePerturbedWeight) 
   std::cout << "[gpt parity] " << GetParam()
             << " with blocks.0.attn.c_attn.weight[0][0] += 1e-6: " << perturbed << "\n";
   EXPECT_FALSE(perturbed.within(kTolerance)) << perturbed;
-  EXPECT_GT(perturbed.logits, 100 * kTolerance) << "a moved weight must show in the logits";
+  EXPECT_GT(perturbed.logits, 10 * kTolerance) << "a moved weight must show in the outputs";
 }
 
-// gpt_parity.py's CASES: every AttentionKind, LSSAR also at p = 3, LSSA also with RoPE.
+// gpt_parity.py's CASES: every AttentionKind, LSSAR also at p = 3, LSSA also with RoPE, and the regression
+// head (coordinates in and out, NaN rows read as the learned start vector) with full and windowed softmax.
 INSTANTIATE_TEST_SUITE_P(Cases, GptParity,
                          ::testing::Values("softmax", "lssa", "lssar", "lssar_p3", "ssmax", "window",
-                                           "lssa_rope"),
+                                           "lssa_rope", "regression", "regression_window"),
                          [](const auto& case_info) { return case_info.param; });
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <vector>
 
 #include "orbitlaw/model/tokenizer.hpp"
 
@@ -41,6 +42,46 @@ TEST(Tokenizer, EncodesHandComputedBins) {
   EXPECT_EQ(seq.clamped, 2);  // x = 50 (the upper edge is exclusive) and y = -60
   EXPECT_EQ(seq.n_bodies, 2);
   EXPECT_EQ(config.vocab(), 7003);
+}
+
+TEST(Tokenizer, CoordinatesAreTheExactPositionsBesideTheTokens) {
+  TokenizerConfig config;
+  auto system = hand_built_system();
+  auto seq = encode(system, config);
+  ASSERT_EQ(seq.coordinates.sizes(), (std::vector<std::int64_t>{7, 2}));
+  EXPECT_EQ(seq.coordinates.scalar_type(), torch::kFloat64);
+  EXPECT_TRUE(std::isnan(seq.coordinates[0][0].item<double>()));  // the cadence row is not a position
+  for (int r = 0; r < 6; ++r) {
+    for (int c = 0; c < 2; ++c) EXPECT_EQ(seq.coordinates[r + 1][c].item<double>(), system.position(r, c));
+  }
+  EXPECT_EQ(config.coordinate_scale(), 50.0);
+}
+
+TEST(Tokenizer, HeliocentricFrameHoldsThePlanetsRelativeToTheStar) {
+  // The star is the last body of each step (rows 1, 3, 5); the planet's rows relative to it, by hand:
+  // step 0 (0.01 - 12.3456, -0.01 + 12.3456), step 1 (-50 - 50, 49.999 + 60), step 2 (1/70 - 1e-9, 50.01).
+  TokenizerConfig config;
+  config.frame = Frame::kHeliocentric;
+  auto seq = encode(hand_built_system(), config);
+  ASSERT_EQ(seq.tokens.size(0), 4);
+  EXPECT_EQ(seq.n_bodies, 1);
+  EXPECT_EQ(seq.row, (std::vector<int>{-1, 0, 2, 4}));
+  const double want[3][2] = {{0.01 - 12.3456, -0.01 + 12.3456}, {-100.0, 109.999}, {1.0 / 70 - 1e-9, 50.01}};
+  for (int p = 0; p < 3; ++p) {
+    for (int c = 0; c < 2; ++c) {
+      EXPECT_NEAR(seq.coordinates[p + 1][c].item<double>(), want[p][c], 1e-12) << p << " " << c;
+      EXPECT_EQ(seq.tokens[p + 1][c].item<std::int64_t>(), config.bin_of(want[p][c]));
+    }
+  }
+  EXPECT_EQ(seq.clamped, 3);  // -100, 109.999 and 50.01 are outside [-50, 50)
+  // Truncation counts shown positions: rows 2 keeps one planet position.
+  config.rows = 2;
+  EXPECT_EQ(encode(hand_built_system(), config).row, (std::vector<int>{-1, 0}));
+  // A lone body has no star to be relative to.
+  auto lone = hand_built_system();
+  lone.n_bodies = 1;
+  lone.n_steps = 6;
+  EXPECT_THROW(encode(lone, config), Error);
 }
 
 TEST(Tokenizer, HalfYearCadenceAndTruncationToRows) {

@@ -182,6 +182,58 @@ TEST(Train, InterruptedAndResumedRunReproducesTheUninterruptedOne) {
   fs::remove_all(dir);
 }
 
+// The regression head with Liu et al.'s context noise, in the heliocentric frame: interrupted and resumed, it
+// reproduces the uninterrupted run's losses bit for bit (the noise of batch i depends on seed and i alone),
+// and the noise is really applied (the same run without it has another first training loss).
+TEST(Train, RegressionHeadWithContextNoiseResumesExactly) {
+  auto dir = temp_dir("regression");
+  auto request = [&](const std::string& name, double noise) {
+    auto r = tiny_request(dir / name);
+    Json config{{"tokenizer", {{"bins", 100}, {"frame", "heliocentric"}}},
+                {"model", {{"n_layer", 1}, {"n_embd", 32}, {"block_size", 32}, {"head", "regression"}}},
+                {"train", r.resolved_config.at("train")}};
+    config["train"]["context_noise"] = noise;
+    resolve_train_config(config, "tiny", r);
+    return r;
+  };
+  auto whole = request("whole", 0.01);
+  EXPECT_EQ(whole.model.head, Head::kRegression);
+  EXPECT_EQ(whole.model.coordinate_scale, whole.tokenizer.coordinate_scale());
+  EXPECT_EQ(train(whole).steps, 10);
+  const auto reference = read_metrics(dir / "whole");
+  ASSERT_EQ(reference.size(), 10u);
+
+  auto part = request("parts", 0.01);
+  part.train.max_seconds = 1e-9;
+  EXPECT_EQ(train(part).steps, 1);
+  part.resume = true;
+  part.train.max_seconds = 0;
+  EXPECT_EQ(train(part).steps, 10);
+  const auto resumed = read_metrics(dir / "parts");
+  ASSERT_EQ(resumed.size(), 10u);
+  for (size_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(resumed[i].at("train_loss").get<double>(), reference[i].at("train_loss").get<double>())
+        << "step " << i + 1;
+  }
+  EXPECT_EQ(resumed[9].at("val_loss").get<double>(), reference[9].at("val_loss").get<double>());
+
+  // Without noise the first step's training loss differs: the noise reaches the inputs.
+  auto quiet = request("quiet", 0.0);
+  EXPECT_EQ(train(quiet).steps, 10);
+  EXPECT_NE(read_metrics(dir / "quiet").at(0).at("train_loss").get<double>(),
+            reference[0].at("train_loss").get<double>());
+  // The checkpoint carries the head and the frame, and the loaded model reads coordinates.
+  const LoadedModel loaded = load_model((dir / "whole" / "checkpoint.pt").string());
+  EXPECT_EQ(loaded.config.head, Head::kRegression);
+  EXPECT_EQ(loaded.tokenizer.frame, Frame::kHeliocentric);
+
+  // Context noise needs the regression head.
+  auto tokens = tiny_request(dir / "tokens");
+  Json bad{{"model", {{"n_layer", 1}}}, {"train", {{"context_noise", 0.01}}}};
+  EXPECT_THROW(resolve_train_config(bad, "tiny", tokens), Error);
+  fs::remove_all(dir);
+}
+
 // Every tensor of a trained model (parameters and buffers), by name.
 std::map<std::string, torch::Tensor> saved_tensors(const fs::path& run) {
   const LoadedModel loaded = load_model((run / "checkpoint.pt").string());

@@ -24,6 +24,12 @@ struct AttentionSpec {
 
 enum class Positional { kLearned, kRope };
 
+// What the model reads and predicts: coordinate tokens with a softmax over bins per channel (Vafa et al.), or
+// the coordinates themselves as real numbers through a linear embedding, predicted by a linear head under a
+// mean-squared-error loss (Liu et al.'s regression setting; docs/design.md section 4).
+enum class Head { kTokens, kRegression };
+std::string to_string(Head head);
+
 struct ModelConfig {
   int n_layer = 12;
   int n_head = 12;
@@ -35,6 +41,10 @@ struct ModelConfig {
   double rope_theta = 10000;
   double dropout = 0;
   bool bias = true;
+  Head head = Head::kTokens;
+  // Regression head: coordinates are divided by this (AU) on the way in and multiplied on the way out; 0 in a
+  // config means "the tokenizer's coordinate_scale()", which training resolves.
+  double coordinate_scale = 0;
 
   int head_dim() const { return n_embd / n_head; }
   void validate() const;  // throws Error on an inconsistent setting

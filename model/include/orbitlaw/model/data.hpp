@@ -47,6 +47,10 @@ class TokenStore {
   TokenStore slice(std::int64_t first, std::int64_t count) const;
   // Sequence i's first `length` positions as int64 [length, 2], padded with the pad token past its end.
   torch::Tensor sequence(std::int64_t i, int length) const;
+  // The exact coordinates (AU) of the same positions, which only a store tokenized from an HDF5 dataset
+  // holds (the regression head reads them): float64 [length, 2], NaN on the cadence row and past the end.
+  bool has_coordinates() const { return coordinates_ != nullptr; }
+  torch::Tensor coordinate_sequence(std::int64_t i, int length) const;
   // What the sequences hold, for the checkpoint's record of its training data: {"sequences", "cadences"
   // (years of each cadence token present), "cadence_sequences" {"week", "half_year"}}. A probe reads it to
   // refuse data from a cadence the model never saw.
@@ -57,6 +61,8 @@ class TokenStore {
   std::vector<std::uint32_t> lengths_;
   std::shared_ptr<void> owner_;  // keeps the memory (vector or mapping) alive
   const std::uint16_t* data_ = nullptr;
+  std::shared_ptr<const std::vector<double>> coordinate_owner_;
+  const double* coordinates_ = nullptr;  // [size, rows, 2] when held
 };
 
 // Batch `index` of a run: `batch_size` sequences drawn uniformly (with replacement) by a generator seeded
@@ -65,12 +71,17 @@ class TokenStore {
 // holding each sequence's first `length` positions (inputs are [:, :-1], targets [:, 1:]).
 torch::Tensor sample_batch(const TokenStore& store, std::uint64_t seed, std::uint64_t index, int batch_size,
                            int length);
+// The same sequences as sample_batch as exact coordinates, float64 [batch_size, length, 2] (NaN off
+// coordinates); throws Error for a store without coordinates (a pre-tokenized file).
+torch::Tensor sample_coordinate_batch(const TokenStore& store, std::uint64_t seed, std::uint64_t index,
+                                      int batch_size, int length);
 
-// Produces sample_batch(store, seed, first), (first + 1), ... on a background thread, `depth` ahead.
+// Produces sample_batch(store, seed, first), (first + 1), ... (sample_coordinate_batch when `coordinates`) on
+// a background thread, `depth` ahead.
 class Prefetcher {
  public:
   Prefetcher(const TokenStore& store, std::uint64_t seed, std::uint64_t first, int batch_size, int length,
-             int depth = 4);
+             int depth = 4, bool coordinates = false);
   ~Prefetcher();
   Prefetcher(const Prefetcher&) = delete;
   Prefetcher& operator=(const Prefetcher&) = delete;
@@ -82,6 +93,7 @@ class Prefetcher {
   const TokenStore& store_;
   std::uint64_t seed_;
   int batch_size_, length_, depth_;
+  bool coordinates_;
   std::uint64_t produce_index_, next_index_;
   std::deque<torch::Tensor> ready_;
   std::mutex mutex_;

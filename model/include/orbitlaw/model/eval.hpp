@@ -17,6 +17,11 @@
 //       of the attention weights in nats and mean distance sum_j w_ij (i - j) in positions; zero_rows is the
 //       share of all-zero rows (LSSAR rows at or below uniform),
 //  "provenance": {...}}
+//
+// A regression-head model (ModelConfig::head) has "next_position": {"loss" (its training loss: mean squared
+// error in units of coordinate_scale), "rmse_au", "positions", "sequences"} instead of "next_token" and
+// "accuracy"; its rollouts feed back the predicted coordinates, its baselines see the exact coordinates it
+// reads, and token_oracle is null (it has no quantisation floor).
 #include <string>
 #include <vector>
 

@@ -2,8 +2,12 @@
 // Trajectory tokenizer (docs/design.md section 3; Vafa et al. exactly by default): each coordinate is
 // binned uniformly over [lo, hi] AU; a sequence position is one body's (x_bin, y_bin) pair; row 0 holds the
 // cadence token in both channels; then, per time step, the bodies interleaved planet_1 .. planet_N, star.
+// The heliocentric frame (Liu et al.'s two-body setting, docs/design.md section 6b) instead holds only the
+// planets, each relative to the star, so a one-planet sequence is the planet's orbit alone.
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -12,6 +16,10 @@
 
 namespace orbitlaw::model {
 
+// Which coordinates a sequence holds: every body in the simulation's (barycentric) frame, or the planets
+// relative to the star (the star itself omitted).
+enum class Frame { kBarycentric, kHeliocentric };
+
 struct TokenizerConfig {
   int bins = 7000;  // bins per coordinate
   double lo = -50;  // AU, lower edge of bin 0
@@ -19,6 +27,7 @@ struct TokenizerConfig {
   int rows = 1000;  // sequence length in rows, cadence row included (the model sees rows - 1 positions)
   double week_cadence = 7.0 / 365.25;  // years; encoded as token bins + 0
   double half_year_cadence = 0.5;      // years; encoded as token bins + 1
+  Frame frame = Frame::kBarycentric;
 
   // Token layout per channel: [0, bins) coordinate bins, bins / bins + 1 cadence tokens, bins + 2 padding
   // (the spare token; also the ignore index of the loss).
@@ -27,6 +36,9 @@ struct TokenizerConfig {
   std::int64_t half_year_token() const { return bins + 1; }
   std::int64_t pad_token() const { return bins + 2; }
   double bin_width() const { return (hi - lo) / bins; }
+  // The largest |coordinate| the bins cover: the regression head's unit of length (inputs and outputs are
+  // coordinates divided by it).
+  double coordinate_scale() const { return std::max(std::abs(lo), std::abs(hi)); }
 
   // Bin of one coordinate; values outside [lo, hi) are clamped to the edge bins.
   std::int64_t bin_of(double au) const;
@@ -49,6 +61,9 @@ inline constexpr double kClampedWarningFraction = 0.01;
 
 struct TokenizedSequence {
   torch::Tensor tokens;  // [L, 2] int64 (x bin, y bin); L <= rows; row 0 is the cadence token
+  // [L, 2] float64: the same positions' exact coordinates in AU (what the regression head reads); NaN on
+  // the cadence row.
+  torch::Tensor coordinates;
   std::vector<int> row;  // per position: the system's row (step * n_bodies + body), or -1 for the cadence
   int n_bodies = 0;
   int clamped = 0;  // coordinates that fell outside [lo, hi) and were clamped to an edge bin

@@ -38,6 +38,10 @@ struct TrainConfig {
   int prefetch = 4;             // batches prepared ahead on the background thread
   double max_minutes = 0;       // wall-clock budget; 0: none. The run stops cleanly with a checkpoint.
   double max_seconds = 0;       // the same in seconds (the experiments' budget key); the smaller one applies
+  // Regression head: standard deviation (AU) of Gaussian noise added to every input coordinate during
+  // training (never to targets or validation), Liu et al.'s context noise; drawn from (seed, batch index),
+  // so a resumed run adds the same noise.
+  double context_noise = 0;
   double budget_seconds() const;  // 0: no budget
 
   static TrainConfig from_config(ConfigReader& section, const TrainDefaults& defaults);

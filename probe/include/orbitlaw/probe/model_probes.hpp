@@ -16,12 +16,16 @@
 
 namespace orbitlaw::probe {
 
-// The token sequences of the systems a probe needs, encoded once with the model's tokenizer.
+// The sequences of the systems a probe needs, encoded once with the model's tokenizer: tokens, or the exact
+// coordinates for a regression-head model (`coordinates`).
 class EncodedSystems {
  public:
   EncodedSystems(const simulator::DatasetReader& reader, const std::vector<std::int64_t>& systems,
-                 const model::TokenizerConfig& tokenizer);
-  // Tokens [L, 2] and, per system row, its sequence position (-1 when not visible).
+                 const model::TokenizerConfig& tokenizer, bool coordinates = false);
+  EncodedSystems(const simulator::DatasetReader& reader, const std::vector<std::int64_t>& systems,
+                 const model::LoadedModel& model);
+  // The model's input [L, 2] (int32 tokens or float64 coordinates) and, per system row, its sequence
+  // position (-1 when not visible).
   const torch::Tensor& tokens(std::int64_t system) const;
   std::int64_t position_of(std::int64_t system, int row) const;
   std::int64_t length() const { return length_; }  // L, the same for every system
