@@ -102,31 +102,45 @@ PowerLawFit fit_power_law(const Eigen::VectorXd& r, const Eigen::VectorXd& m1, c
                 " usable rows (positive, finite); need at least 5");
   }
   const auto k = static_cast<Eigen::Index>(usable.size());
-  Eigen::MatrixXd X(k, 4);
+  const Eigen::VectorXd* inputs[4] = {nullptr, &m1, &m2, &r};
+  // The design's columns: the intercept, then each input whose logarithm varies over the usable rows.
+  std::vector<int> columns = {0};
+  for (int c = 1; c < 4; ++c) {
+    const double first = std::log((*inputs[c])[usable[0]]);
+    bool varies = false;
+    for (const auto j : usable) varies = varies || std::log((*inputs[c])[j]) != first;
+    fit.identified[c] = varies;
+    if (varies) columns.push_back(c);
+  }
+  if (!fit.identified[3]) throw Error("power-law fit: r is the same on every row; no exponent of r to fit");
+  const auto p = static_cast<Eigen::Index>(columns.size());
+  Eigen::MatrixXd X(k, p);
   Eigen::VectorXd y(k);
   for (Eigen::Index i = 0; i < k; ++i) {
     const auto j = usable[i];
-    X(i, 0) = 1;
-    X(i, 1) = std::log(m1[j]);
-    X(i, 2) = std::log(m2[j]);
-    X(i, 3) = std::log(r[j]);
+    for (Eigen::Index c = 0; c < p; ++c) X(i, c) = columns[c] == 0 ? 1.0 : std::log((*inputs[columns[c]])[j]);
     y[i] = std::log(force[j]);
   }
-  // QR with column pivoting reports rank; a rank-deficient design (e.g. a constant mass) has no unique fit.
+  // QR with column pivoting reports rank; a rank-deficient design (collinear inputs) has no unique fit.
   Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(X);
-  if (qr.rank() < 4)
-    throw Error("power-law fit: ln m1, ln m2 and ln r are collinear or constant; no unique fit");
+  if (qr.rank() < p) throw Error("power-law fit: ln m1, ln m2 and ln r are collinear; no unique fit");
   const Eigen::VectorXd beta = qr.solve(y);
   const Eigen::VectorXd residual = y - X * beta;
-  const double dof = static_cast<double>(k - 4);
+  const double dof = static_cast<double>(k - p);
   const double sigma2 = dof > 0 ? residual.squaredNorm() / dof : 0;
   const Eigen::MatrixXd covariance = sigma2 * (X.transpose() * X).inverse();
   const double t = dof > 0 ? student_t_quantile(confidence, dof) : std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 4; ++i) {
-    fit.estimate[i] = beta[i];
-    fit.std_error[i] = std::sqrt(std::max(0.0, covariance(i, i)));
-    fit.ci_low[i] = beta[i] - t * fit.std_error[i];
-    fit.ci_high[i] = beta[i] + t * fit.std_error[i];
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  fit.estimate.fill(kNaN);
+  fit.std_error.fill(kNaN);
+  fit.ci_low.fill(kNaN);
+  fit.ci_high.fill(kNaN);
+  for (Eigen::Index c = 0; c < p; ++c) {
+    const int i = columns[c];
+    fit.estimate[i] = beta[c];
+    fit.std_error[i] = std::sqrt(std::max(0.0, covariance(c, c)));
+    fit.ci_low[i] = beta[c] - t * fit.std_error[i];
+    fit.ci_high[i] = beta[c] + t * fit.std_error[i];
   }
   fit.residual_std = std::sqrt(sigma2);
   const double ss_tot = (y.array() - y.mean()).square().sum();

@@ -111,7 +111,30 @@ TEST(PowerLawFit, DropsNonPositiveRowsAndRejectsDegenerateDesigns) {
   const auto fit = fit_power_law(s.r, s.m1, s.m2, s.force);
   EXPECT_EQ(fit.rows, 28);
   EXPECT_EQ(fit.dropped, 2);
-  s.m1.setConstant(1e-3);  // ln m1 is collinear with the intercept
-  EXPECT_THROW(fit_power_law(s.r, s.m1, s.m2, s.force), orbitlaw::Error);
   EXPECT_THROW(fit_power_law(s.r.head(3), s.m1.head(3), s.m2.head(3), s.force.head(3)), orbitlaw::Error);
+  auto fixed_r = s;
+  fixed_r.r.setConstant(1.5);  // no exponent of r can be fitted: an error, not a pass
+  EXPECT_THROW(fit_power_law(fixed_r.r, fixed_r.m1, fixed_r.m2, fixed_r.force), orbitlaw::Error);
+  auto collinear = s;
+  collinear.m2 = collinear.r.array().square();  // ln m2 = 2 ln r
+  EXPECT_THROW(fit_power_law(collinear.r, collinear.m1, collinear.m2, collinear.force), orbitlaw::Error);
+}
+
+TEST(PowerLawFit, AConstantMassIsUnidentifiedAndNotJudged) {
+  // Liu et al.'s fixed star: m2 is the same on every row, so F = C m2^b r^e cannot tell b; the fit drops it,
+  // reports it as NaN, and judges the exponents it can see.
+  std::mt19937_64 rng(6);
+  auto s = power_law_data(500, 0, 1, 1, -2, 0.01, rng);
+  s.m2.setConstant(1.0);
+  s.force = s.m1.array() * s.r.array().pow(-2.0);  // m2 = 1: the same law
+  const auto fit = fit_power_law(s.r, s.m1, s.m2, s.force);
+  EXPECT_FALSE(fit.identified[2]);
+  EXPECT_TRUE(fit.identified[1] && fit.identified[3]);
+  EXPECT_TRUE(std::isnan(fit.b()));
+  EXPECT_NEAR(fit.e(), -2, 1e-9);
+  EXPECT_NEAR(fit.a(), 1, 1e-9);
+  EXPECT_TRUE(fit.consistent_with_newton());
+  // The r exponent is still judged: an inverse-cube law at a fixed m2 fails.
+  s.force = s.m1.array() * s.r.array().pow(-3.0);
+  EXPECT_FALSE(fit_power_law(s.r, s.m1, s.m2, s.force).consistent_with_newton());
 }

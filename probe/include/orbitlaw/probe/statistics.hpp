@@ -33,9 +33,15 @@ struct PowerLawFit {
   double a() const { return estimate[1]; }
   double b() const { return estimate[2]; }
   double e() const { return estimate[3]; }
+  // Whether coefficient i was estimated: a mass that is the same on every row (Liu et al.'s fixed star) has
+  // an exponent no fit can identify; it is NaN and not judged.
+  std::array<bool, 4> identified{true, true, true, true};
   // Whether the interval of coefficient i (0..3) contains `value`, up to a rounding allowance of 1e-9 (an
   // exact power law has zero-width intervals whose estimates differ from the exponent in the last digits).
-  bool covers(int i, double value) const { return ci_low[i] - 1e-9 <= value && value <= ci_high[i] + 1e-9; }
+  // An unidentified exponent covers every value: nothing can be said against it.
+  bool covers(int i, double value) const {
+    return !identified[i] || (ci_low[i] - 1e-9 <= value && value <= ci_high[i] + 1e-9);
+  }
   // True when the intervals of a, b and e cover the given exponents (Newton's force: 1, 1, -2).
   bool consistent_with(double a, double b, double e) const {
     return covers(1, a) && covers(2, b) && covers(3, e);
@@ -43,7 +49,9 @@ struct PowerLawFit {
   bool consistent_with_newton() const { return consistent_with(1.0, 1.0, -2.0); }
   Json json() const;
 };
-// Throws Error if the inputs differ in length or fewer than 5 usable rows remain, or the design is singular.
+// A mass that is constant over the usable rows drops out of the design (its exponent is unidentified, NaN).
+// Throws Error if the inputs differ in length, fewer than 5 usable rows remain, r is constant, or the design
+// is otherwise singular.
 PowerLawFit fit_power_law(const Eigen::VectorXd& r, const Eigen::VectorXd& m1, const Eigen::VectorXd& m2,
                           const Eigen::VectorXd& force, double confidence = 0.95);
 
