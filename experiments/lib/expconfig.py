@@ -110,11 +110,20 @@ def validate(config, path):
     if not isinstance(config["datasets"], dict) or not config["datasets"]:
         raise ConfigError(f"{path}: 'datasets' must be a non-empty object of named datasets")
     for name, model in (config.get("models") or {}).items():
+        if "." in name:  # stage configs are looked up by dotted path (models.<kind>.train)
+            raise ConfigError(f"{path}: model name '{name}' contains a '.'; use another name")
         if not isinstance(model, dict):
             raise ConfigError(f"{path}: models.{name} must be an object")
-        extra = sorted(set(model) - {"train", "eval", "probe", "label"})
+        extra = sorted(set(model) - {"train", "eval", "probe", "label", "inputs"})
         if extra:
-            raise ConfigError(f"{path}: models.{name}: unknown key '{extra[0]}' (known: train, eval, probe, label)")
+            raise ConfigError(
+                f"{path}: models.{name}: unknown key '{extra[0]}' (known: train, eval, probe, label, inputs)")
+        inputs = model.get("inputs", {})
+        if not isinstance(inputs, dict) or any(k not in ("train", "val", "eval", "probe") for k in inputs):
+            raise ConfigError(f"{path}: models.{name}.inputs must be an object of train, val, eval, probe datasets")
+        for role, dataset in inputs.items():
+            if dataset not in config["datasets"]:
+                raise ConfigError(f"{path}: models.{name}.inputs.{role}: no dataset named '{dataset}'")
 
 
 def resolve(source, smoke, overrides):
@@ -149,6 +158,12 @@ def stage_config(config, sections, overrides=()):
     for item in overrides:
         apply_override(merged, item)
     return merged
+
+
+def model_input(config, kind, role, default=None):
+    """The dataset a model reads in one role (train, val, eval, probe): its own inputs.<role> (a model trained
+    in another universe, such as the locality run's k = 2.5 control), else the experiment's."""
+    return lookup(config, f"models.{kind}.inputs.{role}") or lookup(config, f"inputs.{role}", default)
 
 
 def seed_count(config):

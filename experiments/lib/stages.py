@@ -16,7 +16,7 @@ from functools import partial
 from typing import Callable, Optional
 
 import budget
-from expconfig import ConfigError, lookup, model_seeds, seed_count, stage_config, write_json
+from expconfig import ConfigError, lookup, model_input, model_seeds, seed_count, stage_config, write_json
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ def train_command(ctx, stage, r, limit):
     os.makedirs(folder, exist_ok=True)
     # The seed goes into the stage's config file, so configs/<stage>.json says which seed trained the model.
     config = ctx.config_file(stage, ["train", f"models.{r.kind}.train"], [f"seed={r.seed}"] if r.suffix else [])
-    data, val = lookup(ctx.config, "inputs.train", "train"), lookup(ctx.config, "inputs.val")
+    data, val = model_input(ctx.config, r.kind, "train", "train"), model_input(ctx.config, r.kind, "val")
     resume = []
     # An interrupted training left a checkpoint but no marker: continue it instead of starting over.
     if os.path.exists(os.path.join(folder, "checkpoint.pt")):
@@ -120,7 +120,7 @@ def eval_stages(ctx):
 
 
 def eval_command(ctx, stage, r, limit):
-    data = lookup(ctx.config, "inputs.eval") or lookup(ctx.config, "inputs.train", "train")
+    data = model_input(ctx.config, r.kind, "eval") or model_input(ctx.config, r.kind, "train", "train")
     return [ctx.orbitlaw, "eval", "--config", ctx.config_file(stage, ["eval", f"models.{r.kind}.eval"]),
             "--checkpoint", ctx.path("models", r.tag, "checkpoint.pt"), "--data", ctx.data(data),
             "--out", ctx.path("models", r.tag, "eval.json")]
@@ -138,7 +138,7 @@ def probe_command(ctx, stage, r, limit):
     seed-to-seed spread is that of training. The label, which compare reports as the model, is the tag."""
     return [ctx.orbitlaw, "probe", "--config", ctx.config_file(stage, ["probe", f"models.{r.kind}.probe"]),
             "--set", f"label={r.tag}", "--checkpoint", ctx.path("models", r.tag, "checkpoint.pt"),
-            "--data", ctx.data(lookup(ctx.config, "inputs.probe", "probe")), "--out", ctx.path("probe", r.tag),
+            "--data", ctx.data(model_input(ctx.config, r.kind, "probe", "probe")), "--out", ctx.path("probe", r.tag),
             *budget.self_stop_settings(ctx.config.get("budget") or {}, ctx.limits, "probe", limit)]
 
 
