@@ -471,8 +471,8 @@ def section_eval(rep, config, reps):
     # Token-head models report a cross-entropy and an accuracy; regression-head models (next_position) a mean
     # squared error in units of their coordinate scale and the RMS error of the next position in AU.
     rep.table(
-        ["model", "head", "loss", "accuracy", "next-position RMS error (AU)"],
-        [[name, "regression" if "next_position" in e else "tokens", e.get("loss"), e.get("accuracy"),
+        ["model", "loss", "head", "accuracy", "next-position RMS error (AU)"],
+        [[name, e.get("loss"), "regression" if "next_position" in e else "tokens", e.get("accuracy"),
           (e.get("next_position") or {}).get("rmse_au")] for name, e in evals.items()],
     )
     plot_trajectory_error(rep, config, evals)

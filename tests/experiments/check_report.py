@@ -7,7 +7,7 @@ Usage: check_report.py RUN --since EPOCH_SECONDS [--require PLOT.png]... [--no-m
   the report shows and every stage marker;
 - every image in report.md exists, and report.html inlines exactly that many PNGs (self-contained page);
 - the Training table quotes each model's (each seed's) final train loss as found in its metrics.jsonl, the
-  compare tables of compare/compare.md appear verbatim, and each eval.json's next-token loss appears in the
+  compare tables of compare/compare.md appear verbatim, and each eval.json's loss (next-token, or next-position MSE) appears in the
   Evaluation table;
 - the report opens with its Answer section (the first heading after the title);
 - each --require'd plot is in the report; with --no-missing nothing at all is listed as missing.

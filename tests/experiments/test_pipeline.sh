@@ -8,7 +8,8 @@
 #               stages are not redone, training resumes, and the report is complete
 #   paper       paper --smoke (every step of the published-scale experiment, tiny)
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
-#   locality    locality --smoke: seven attention kinds, probed for the acceleration
+#   locality    locality --smoke: seven attention kinds, an untrained control and a k = 2.5 universe,
+#               probed for the acceleration
 #
 # Any failure, including a stage whose command line does not match the driver's, fails the test.
 set -euo pipefail
@@ -98,7 +99,11 @@ data = json.load(open(sys.argv[1]))
 assert data["newton"]["target"] == "acceleration", data["newton"]
 assert data["newton"]["exponents"] == [0, 1, -2], data["newton"]
 models = {row["model"] for row in data["rows"]}
-assert len(models) == 7, models
+assert len(models) == 9, models
+# The k = 2.5 model is probed on its own universe's data: the labels' own law (read by the model-free
+# knn_log oracle) falls off faster than Newton's there, and not in the Newton data.
+e = {row["model"]: row["exponents"]["e"][0] for row in data["rows"] if row["probe"] == "knn_log"}
+assert e["window-2-k25"] < -2.3 < e["window-2"], e
 PY
     ;;
   gpu-study)
