@@ -29,13 +29,15 @@ from runner import StageError, StageRunner, note
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 USAGE = """\
-usage: bash experiments/{name}.sh [--smoke] [--out DIR] [--set key=value]... [--seeds N] [--fresh] [--stage-timeout S]
+usage: bash experiments/{name}.sh [--smoke] [--out DIR] [--set key=value]... [--seeds N] [--models A,B,...]
+                                 [--fresh] [--stage-timeout S]
 
   --smoke           tiny sizes (the config's "smoke" overlay): every stage runs, in minutes, for CI
   --out DIR         run folder (default: runs/{name}, or runs/{name}-smoke with --smoke)
   --set key=value   override a config value (dotted keys, e.g. --set models.lssar.train.steps=500)
   --seeds N         train, evaluate and probe every model N times, with training seeds base .. base + N - 1
                     (base: the model's train seed); same as --set seeds=N; default: the config's "seeds", or 1
+  --models A,B,...  run only these of the config's models (comma-separated names); default: all of them
   --fresh           delete an existing run folder of this experiment first instead of resuming it
   --stage-timeout S stop any single stage after S seconds (marked as cut; training keeps its checkpoint)
 
@@ -57,6 +59,7 @@ class Options:
     smoke: bool = False
     out: Optional[str] = None
     overrides: list = field(default_factory=list)  # --set and --seeds, as key=value, in command-line order
+    models: Optional[list] = None  # --models: the config's models to keep; None keeps all
     fresh: bool = False
     stage_timeout: Optional[str] = None  # as given; checked to be whole seconds
 
@@ -86,6 +89,11 @@ def parse_options(name, args):
             if not re.fullmatch(r"[1-9][0-9]*", seeds):
                 raise DriverError(f"--seeds needs a whole number >= 1, not '{seeds}'")
             options.overrides.append(f"seeds={seeds}")
+        elif arg == "--models" or arg.startswith("--models="):
+            names, taken = option_value(args, i, "--models", "model names")
+            options.models = [n for n in names.split(",") if n]
+            if not options.models or len(set(options.models)) != len(options.models):
+                raise DriverError(f"--models needs distinct comma-separated model names, not '{names}'")
         elif arg == "--fresh":
             options.fresh = True
         elif arg == "--stage-timeout":
@@ -187,7 +195,7 @@ def run_experiment(name, args, start, state):
     if not os.path.isfile(source):
         raise DriverError(f"no config for experiment '{name}' at {source}")
     run = run_folder_path(name, options)
-    config = resolve(source, options.smoke, options.overrides)
+    config = resolve(source, options.smoke, options.overrides, options.models)
     orbitlaw = ensure_orbitlaw()
     try:
         runfolder.prepare(run, config, options.fresh, f"bash experiments/{name}.sh {' '.join(args)}", ROOT, orbitlaw)

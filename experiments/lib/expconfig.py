@@ -126,14 +126,22 @@ def validate(config, path):
                 raise ConfigError(f"{path}: models.{name}.inputs.{role}: no dataset named '{dataset}'")
 
 
-def resolve(source, smoke, overrides):
-    """The experiment's config as it runs: the smoke overlay (with --smoke), then the overrides, checked."""
+def resolve(source, smoke, overrides, models=None):
+    """The experiment's config as it runs: the smoke overlay (with --smoke), then the overrides, then only the
+    `models` named (all when None), checked."""
     config = load(source)
     overlay = config.pop("smoke", {})
     if smoke:
         config = deep_merge(config, overlay)
     for item in overrides:
         apply_override(config, item)
+    if models is not None:
+        known = config.get("models") or {}
+        unknown = [m for m in models if m not in known]
+        if unknown:
+            raise ConfigError(f"{source}: --models names '{unknown[0]}', which is not a model of this experiment "
+                              f"(known: {', '.join(known) or 'none'})")
+        config["models"] = {m: known[m] for m in known if m in models}
     validate(config, source)
     config["smoke"] = smoke  # the resolved file says which mode produced it
     return config

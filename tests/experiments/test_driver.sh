@@ -97,6 +97,14 @@ PY
     grep -q "was made with a different config" <<<"$out" || fail "unclear message for a config mismatch: $out"
     out="$(bash "$root/experiments/quickstart.sh" --bogus 2>&1)" && fail "unknown option accepted"
     [ "$(wc -l <<<"$out")" = 1 ] && grep -q "unknown option '--bogus'" <<<"$out" || fail "unknown option: $out"
+    out="$(bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/subset" --models bogus 2>&1)" && fail "--models bogus accepted"
+    [ "$(wc -l <<<"$out")" = 1 ] && grep -q "names 'bogus', which is not a model of this experiment" <<<"$out" ||
+      fail "--models bogus: $out"
+    # --models keeps only the named models: their stages run, the others' never start.
+    : >"$tmp/calls"
+    bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/subset" --models lssar >/dev/null 2>&1 || fail "--models lssar failed"
+    [ -e "$tmp/subset/stages/probe-lssar.done" ] && [ -z "$(ls "$tmp/subset/stages" | grep softmax)" ] &&
+      ! grep -q softmax "$tmp/calls" || fail "--models lssar ran other models: $(ls "$tmp/subset/stages")"
     mkdir -p "$tmp/notarun" && touch "$tmp/notarun/precious"
     bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/notarun" --fresh >/dev/null 2>&1 && fail "--fresh on a foreign folder"
     [ -f "$tmp/notarun/precious" ] || fail "--fresh deleted a folder that is not a run folder"
