@@ -181,4 +181,27 @@ ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const F
   return dataset;
 }
 
+Eigen::MatrixXd target_vectors(const simulator::DatasetReader& reader, const ForceRows& rows,
+                               ProbeTarget target) {
+  Eigen::MatrixXd out(rows.size(), rows.dim());
+  std::int64_t loaded = -1;
+  simulator::System system;
+  for (Eigen::Index i = 0; i < rows.size(); ++i) {
+    const std::int64_t index = rows.system[static_cast<std::size_t>(i)];
+    if (index != loaded) {  // rows come grouped by system: each is read once
+      system = reader.read_system(index);
+      check_two_body(system, index);
+      loaded = index;
+    }
+    const int row = rows.row[static_cast<std::size_t>(i)];
+    if (row < 0 || row >= system.rows() || row % system.n_bodies == system.star_index()) {
+      throw Error("force probe: row " + std::to_string(row) + " of system " + std::to_string(index) +
+                  " is not a planet row");
+    }
+    const double factor = target == ProbeTarget::kForce ? system.mass[0] : 1.0;
+    out.row(i) = factor * system.star_acceleration.row(row);
+  }
+  return out;
+}
+
 }  // namespace orbitlaw::probe

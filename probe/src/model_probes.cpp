@@ -404,21 +404,31 @@ Json LinearProbeResult::json() const {
       {"seconds", seconds}};
 }
 
-LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSystems& encoded,
-                               const ForceRows& train, const ForceRows& validation, const ForceRows& test,
-                               const LinearProbeOptions& options) {
+namespace {
+
+// Per-layer ridge fits of the columns of a target matrix from frozen hidden states: each column gets its own
+// lambda (chosen on the validation rows), the layer is the one with the smallest validation MSE summed over
+// the columns, and every layer's test prediction is returned for the per-layer picture.
+struct LayerRidges {
+  std::vector<double> validation_r2;         // per layer: 1 - sum of column MSEs / sum of column variances
+  std::vector<std::vector<double>> lambdas;  // per layer, per column
+  int selected_layer = 0;
+  std::vector<Eigen::MatrixXd> test_prediction;  // per layer [test rows, columns], in target units
+};
+
+LayerRidges fit_layer_ridges(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                             const ForceRows& train, const ForceRows& validation, const ForceRows& test,
+                             const Eigen::MatrixXd& train_target, const Eigen::MatrixXd& validation_target,
+                             const LinearProbeOptions& options) {
   if (train.size() == 0 || validation.size() == 0) throw Error("linear probe: no train or validation rows");
   if (options.batch_size < 1) throw Error("linear probe: batch_size must be >= 1");
-  const auto start_time = std::chrono::steady_clock::now();
   set_threads(options.threads);
-  LinearProbeResult result;
-  result.scaler = TargetScaler::fit(options.target, train.force);
-  const Eigen::VectorXd train_target = result.scaler.forward(train.force);
-  const Eigen::VectorXd validation_target = result.scaler.forward(validation.force);
   const int layers = loaded.config.n_layer + 2;
   const int width = loaded.config.n_embd;
-  std::vector<NormalEquations> train_eq(layers, NormalEquations(width)),
-      validation_eq(layers, NormalEquations(width));
+  const auto columns = train_target.cols();
+  using Equations = std::vector<std::vector<NormalEquations>>;  // [layer][column]
+  Equations train_eq(layers, std::vector<NormalEquations>(columns, NormalEquations(width)));
+  Equations validation_eq = train_eq;
 
   auto model = loaded.module;
   model->eval();
@@ -442,79 +452,160 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
       }
     }
   };
-  auto targets = [](const Eigen::VectorXd& all, const std::vector<std::int64_t>& indices) {
-    Eigen::VectorXd y(static_cast<Eigen::Index>(indices.size()));
-    for (std::size_t k = 0; k < indices.size(); ++k) y[static_cast<Eigen::Index>(k)] = all[indices[k]];
-    return y;
-  };
   // The sums of the normal equations are formed where the model runs, in float64, and handed to
   // NormalEquations once per split: on a GPU a matrix product replaces a single-core rank update on the host
   // (measured here at ~1.7e10 row x feature^2 per second: ~140 s for gpu-study's 27M model, 900k rows x
   // 10 layers x 512 features).
-  auto accumulate = [&](const ForceRows& rows, const Eigen::VectorXd& all_targets,
-                        std::vector<NormalEquations>& equations) {
+  auto accumulate = [&](const ForceRows& rows, const Eigen::MatrixXd& all_targets, Equations& equations) {
     const auto f64 = torch::TensorOptions().dtype(torch::kFloat64).device(device);
     std::vector<torch::Tensor> sx, sxy, sxx;
     for (int layer = 0; layer < layers; ++layer) {
       sx.push_back(torch::zeros({width}, f64));
-      sxy.push_back(torch::zeros({width}, f64));
+      sxy.push_back(torch::zeros({width, columns}, f64));
       sxx.push_back(torch::zeros({width, width}, f64));
     }
     std::int64_t n = 0;
-    double sy = 0, syy = 0;
+    Eigen::VectorXd sy = Eigen::VectorXd::Zero(columns), syy = Eigen::VectorXd::Zero(columns);
     torch::Tensor y_device;
     stream(rows, [&](int layer, const torch::Tensor& features, const std::vector<std::int64_t>& idx) {
       if (layer == 0) {
-        const Eigen::VectorXd y = targets(all_targets, idx);
-        n += y.size();
-        sy += y.sum();
-        syy += y.squaredNorm();
-        y_device =
-            torch::tensor(std::vector<double>(y.data(), y.data() + y.size()), torch::kFloat64).to(device);
+        Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> y(
+            static_cast<Eigen::Index>(idx.size()), columns);
+        for (std::size_t k = 0; k < idx.size(); ++k)
+          y.row(static_cast<Eigen::Index>(k)) = all_targets.row(idx[k]);
+        n += y.rows();
+        sy += y.colwise().sum().transpose();
+        syy += y.array().square().matrix().colwise().sum().transpose();
+        y_device = torch::from_blob(y.data(), {y.rows(), columns}, torch::kFloat64).clone().to(device);
       }
       // No per-batch finiteness check (a device sync each time): a non-finite feature or target makes the
       // sums non-finite, which add_sums rejects.
       const auto x = features.to(torch::kFloat64);
       sx[layer] += x.sum(0);
-      sxy[layer] += x.t().mv(y_device);
+      sxy[layer].addmm_(x.t(), y_device);
       sxx[layer].addmm_(x.t(), x);
     });
     for (int layer = 0; layer < layers; ++layer) {
       const Eigen::MatrixXd gram = to_eigen(sxx[layer]);
-      equations[layer].add_sums(n, to_eigen(sx[layer].unsqueeze(1)).col(0),
-                                to_eigen(sxy[layer].unsqueeze(1)).col(0), gram, sy, syy);
+      const Eigen::VectorXd sum_x = to_eigen(sx[layer].unsqueeze(1)).col(0);
+      const Eigen::MatrixXd sum_xy = to_eigen(sxy[layer]);
+      for (Eigen::Index c = 0; c < columns; ++c)
+        equations[layer][c].add_sums(n, sum_x, sum_xy.col(c), gram, sy[c], syy[c]);
     }
   };
   accumulate(train, train_target, train_eq);
   accumulate(validation, validation_target, validation_eq);
 
+  LayerRidges out;
   double best_mse = std::numeric_limits<double>::infinity();
-  std::vector<NormalEquations::Solution> solutions;
+  std::vector<std::vector<NormalEquations::Solution>> solutions(layers);
   for (int layer = 0; layer < layers; ++layer) {
-    const RidgeSelection selection = select_ridge(train_eq[layer], validation_eq[layer], options.lambdas);
-    solutions.push_back(selection.solution);
-    result.lambdas.push_back(selection.solution.lambda);
-    const double variance = validation_eq[layer].y_variance();
-    result.validation_r2.push_back(variance > 0 ? 1 - selection.validation_mse / variance
-                                                : std::numeric_limits<double>::quiet_NaN());
-    if (selection.validation_mse < best_mse) {
-      best_mse = selection.validation_mse;
-      result.selected_layer = layer;
+    double mse = 0, variance = 0;
+    out.lambdas.emplace_back();
+    for (Eigen::Index c = 0; c < columns; ++c) {
+      const RidgeSelection selection =
+          select_ridge(train_eq[layer][c], validation_eq[layer][c], options.lambdas);
+      solutions[layer].push_back(selection.solution);
+      out.lambdas.back().push_back(selection.solution.lambda);
+      mse += selection.validation_mse;
+      variance += validation_eq[layer][c].y_variance();
+    }
+    out.validation_r2.push_back(variance > 0 ? 1 - mse / variance : std::numeric_limits<double>::quiet_NaN());
+    if (mse < best_mse) {
+      best_mse = mse;
+      out.selected_layer = layer;
     }
   }
   // Every choice is made; the test rows are predicted (and, for the per-layer picture only, scored). They are
   // streamed like the others: holding their features (rows x width x layers) would not fit for the paper's
   // half a million test rows.
-  std::vector<Eigen::VectorXd> test_scaled(layers, Eigen::VectorXd(test.size()));
+  out.test_prediction.assign(layers, Eigen::MatrixXd(test.size(), columns));
   stream(test, [&](int layer, const torch::Tensor& features, const std::vector<std::int64_t>& idx) {
-    const Eigen::VectorXd y = solutions[layer].predict(to_eigen(features));
-    for (std::size_t k = 0; k < idx.size(); ++k) test_scaled[layer][idx[k]] = y[static_cast<Eigen::Index>(k)];
+    const Eigen::MatrixXd x = to_eigen(features);
+    for (Eigen::Index c = 0; c < columns; ++c) {
+      const Eigen::VectorXd y = solutions[layer][c].predict(x);
+      for (std::size_t k = 0; k < idx.size(); ++k)
+        out.test_prediction[layer](idx[k], c) = y[static_cast<Eigen::Index>(k)];
+    }
   });
-  for (int layer = 0; layer < layers; ++layer) {
-    const Eigen::VectorXd force = result.scaler.inverse(test_scaled[layer]);
-    if (layer == result.selected_layer) result.test_prediction = force;
+  return out;
+}
+
+}  // namespace
+
+LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                               const ForceRows& train, const ForceRows& validation, const ForceRows& test,
+                               const LinearProbeOptions& options) {
+  if (train.size() == 0 || validation.size() == 0) throw Error("linear probe: no train or validation rows");
+  const auto start_time = std::chrono::steady_clock::now();
+  LinearProbeResult result;
+  result.scaler = TargetScaler::fit(options.target, train.force);
+  const LayerRidges fit =
+      fit_layer_ridges(loaded, encoded, train, validation, test, result.scaler.forward(train.force),
+                       result.scaler.forward(validation.force), options);
+  result.validation_r2 = fit.validation_r2;
+  result.selected_layer = fit.selected_layer;
+  for (const auto& per_column : fit.lambdas) result.lambdas.push_back(per_column.front());
+  for (std::size_t layer = 0; layer < fit.test_prediction.size(); ++layer) {
+    const Eigen::VectorXd force = result.scaler.inverse(fit.test_prediction[layer].col(0));
+    if (static_cast<int>(layer) == result.selected_layer) result.test_prediction = force;
     result.test_prediction_by_layer.push_back(force);
   }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  return result;
+}
+
+void LinearVectorProbeResult::score_layers(const Eigen::MatrixXd& test_vectors) {
+  test_r2_unused_for_selection.clear();
+  for (const auto& prediction : test_vector_by_layer)
+    test_r2_unused_for_selection.push_back(vector_r_squared(test_vectors, prediction));
+  test_component_r2.clear();
+  for (Eigen::Index c = 0; c < test_vectors.cols(); ++c)
+    test_component_r2.push_back(r_squared(test_vectors.col(c), test_vector.col(c)));
+}
+
+Json LinearVectorProbeResult::json() const {
+  return Json{
+      {"selected_layer", selected_layer},
+      {"validation_r2", validation_r2},
+      {"test_r2_unused_for_selection", test_r2_unused_for_selection},
+      {"test_component_r2_unused_for_selection", test_component_r2},
+      {"lambdas", lambdas},
+      {"layers", "0 = embedding output, 1..n_layer = after each block, n_layer + 1 = final LayerNorm"},
+      {"scale", scale},
+      {"target",
+       "the target's vector (one ridge per component) divided by the train rows' RMS length; "
+       "the magnitude prediction is the length of the predicted vector"},
+      {"selection", "per layer and component lambda, then layer, by the summed validation MSE"},
+      {"seconds", seconds}};
+}
+
+LinearVectorProbeResult linear_vector_probe(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                                            const ForceRows& train, const ForceRows& validation,
+                                            const ForceRows& test, const Eigen::MatrixXd& train_vectors,
+                                            const Eigen::MatrixXd& validation_vectors,
+                                            const LinearProbeOptions& options) {
+  if (train_vectors.rows() != train.size() || validation_vectors.rows() != validation.size() ||
+      train_vectors.cols() != validation_vectors.cols() || train_vectors.cols() < 1) {
+    throw Error("linear vector probe: the target vectors do not match the train and validation rows");
+  }
+  if (!train_vectors.allFinite() || !validation_vectors.allFinite())
+    throw Error("linear vector probe: a target vector is not finite");
+  const auto start_time = std::chrono::steady_clock::now();
+  LinearVectorProbeResult result;
+  // One scale for every component and row, so that the ridge fits the vectors' directions and lengths alike.
+  result.scale = std::sqrt(train_vectors.squaredNorm() / static_cast<double>(train_vectors.rows()));
+  if (!(result.scale > 0)) throw Error("linear vector probe: every train vector is zero");
+  const LayerRidges fit =
+      fit_layer_ridges(loaded, encoded, train, validation, test, train_vectors / result.scale,
+                       validation_vectors / result.scale, options);
+  result.validation_r2 = fit.validation_r2;
+  result.selected_layer = fit.selected_layer;
+  result.lambdas = fit.lambdas;
+  for (const auto& prediction : fit.test_prediction)
+    result.test_vector_by_layer.push_back(prediction * result.scale);
+  result.test_vector = result.test_vector_by_layer[static_cast<std::size_t>(result.selected_layer)];
+  result.test_prediction = result.test_vector.rowwise().norm();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return result;
 }

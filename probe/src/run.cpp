@@ -158,6 +158,20 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
         format("%.1f s", result.seconds));
     predictions.probes.emplace_back("linear", result.test_prediction);
   }
+  if (contains(c.probes, "linear_vector")) {
+    LinearVectorProbeResult result =
+        linear_vector_probe(model, encoded, dataset.train, dataset.validation, test_inputs,
+                            target_vectors(data, dataset.train, c.target),
+                            target_vectors(data, dataset.validation, c.target), c.linear);
+    result.score_layers(target_vectors(data, dataset.test, c.target));  // after every choice is made
+    details["linear_vector"] = result.json();
+    details["linear_vector"]["options"] = c.linear.to_json();
+    log("linear vector probes: layer " + std::to_string(result.selected_layer) +
+        " selected (validation R^2 " + format("%.4f", result.validation_r2[result.selected_layer]) +
+        "; test R^2 of the components " + format("%.4f", result.test_component_r2.front()) + ", " +
+        format("%.4f", result.test_component_r2.back()) + "), " + format("%.1f s", result.seconds));
+    predictions.probes.emplace_back("linear_vector", result.test_prediction);
+  }
   if (contains(c.probes, "finetune")) {
     FineTuneOptions finetune = c.finetune;
     finetune.time_limit_seconds = budget.cap(c.finetune.time_limit_seconds, kModelProbeShare);
@@ -191,7 +205,8 @@ Predictions compute_predictions(const ProbeRunConfig& c, const Budget& budget,
   predictions.nearest_train_distance = knn.nearest_distance(dataset.test);
   Json details = Json::object();
   run_oracle_probes(c, dataset, knn, predictions, details);
-  if (model && (contains(c.probes, "finetune") || contains(c.probes, "linear"))) {
+  if (model && (contains(c.probes, "finetune") || contains(c.probes, "linear") ||
+                contains(c.probes, "linear_vector"))) {
     run_model_probes(c, budget, *model, data, dataset, predictions, details, log);
     std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
     for (const auto& name : detail::known_probes()) {

@@ -27,7 +27,18 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
-bool needs_model(const std::string& probe) { return probe == "finetune" || probe == "linear"; }
+bool needs_model(const std::string& probe) {
+  return probe == "finetune" || probe == "linear" || probe == "linear_vector";
+}
+
+// With a model and no 'probes' key: every probe but linear_vector, which is asked for by name (its vector
+// targets suit the acceleration probes of the locality experiment, docs/design.md section 6b).
+std::vector<std::string> default_model_probes() {
+  std::vector<std::string> names;
+  for (const auto& p : known_probes())
+    if (p != "linear_vector") names.push_back(p);
+  return names;
+}
 
 double finite_non_negative(double value, const std::string& key) {
   if (!(value >= 0) || !std::isfinite(value))
@@ -40,7 +51,7 @@ std::vector<std::string> read_probes(ConfigReader& reader, bool use_model, bool 
       vector_task ? std::vector<std::string>{"knn", "newton"}
                   : std::vector<std::string>{"knn", "knn_log", "newton", "random"};
   const auto probes =
-      reader.get("probes", use_model ? (vector_task ? vector_probes() : known_probes()) : oracles);
+      reader.get("probes", use_model ? (vector_task ? vector_probes() : default_model_probes()) : oracles);
   for (const auto& p : probes) {
     if (!contains(known_probes(), p))
       throw Error("probe config: unknown probe '" + p + "' (known: " + joined(known_probes()) + ")");
@@ -173,7 +184,8 @@ void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
 }  // namespace
 
 const std::vector<std::string>& known_probes() {
-  static const std::vector<std::string> names = {"finetune", "linear", "knn", "knn_log", "newton", "random"};
+  static const std::vector<std::string> names = {"finetune", "linear", "linear_vector", "knn",
+                                                 "knn_log",  "newton", "random"};
   return names;
 }
 

@@ -15,9 +15,10 @@
 
 namespace orbitlaw::probe::detail {
 
-// Probe names in the order predictions.h5 lists them. knn: Vafa et al.'s oracle on the standardised true
-// state; knn_log: the same on (ln r, ln m1, ln m2), the law's own inputs (a labelled variant, never the
-// default oracle); random: ridge on random features, the negative control.
+// Probe names in the order predictions.h5 lists them. linear_vector: ridge probes of the target's vector,
+// whose length is the magnitude prediction (asked for by name only). knn: Vafa et al.'s oracle on the
+// standardised true state; knn_log: the same on (ln r, ln m1, ln m2), the law's own inputs (a labelled
+// variant, never the default oracle); random: ridge on random features, the negative control.
 const std::vector<std::string>& known_probes();
 
 struct ProbeRunConfig {

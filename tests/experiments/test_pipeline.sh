@@ -104,6 +104,14 @@ assert len(models) == 9, models
 # knn_log oracle) falls off faster than Newton's there, and not in the Newton data.
 e = {row["model"]: row["exponents"]["e"][0] for row in data["rows"] if row["probe"] == "knn_log"}
 assert e["window-2-k25"] < -2.3 < e["window-2"], e
+# Liu et al.'s probe of the acceleration vector ran on every model and its magnitudes went to the law search.
+assert {row["model"] for row in data["rows"] if row["probe"] == "linear_vector"} == models, data["rows"]
+PY
+    "$python" - "$run/probe/window-2/probe.json" <<'PY' || fail "locality vector probe"
+import json, sys
+vector = json.load(open(sys.argv[1]))["probes"]["linear_vector"]
+assert len(vector["test_component_r2_unused_for_selection"]) == 2, vector
+assert len(vector["validation_r2"]) == 4, vector  # embedding, two blocks, final LayerNorm
 PY
     ;;
   gpu-study)

@@ -134,6 +134,95 @@ TEST(LinearProbe, TestLabelsNeverReachSelection) {
 
 namespace {
 
+// The hidden state of `layer` at each row of `rows`, in float64, straight from the model (no batching).
+Eigen::MatrixXd hidden_at(Setup& s, const ForceRows& rows, int layer) {
+  torch::NoGradGuard no_grad;
+  Eigen::MatrixXd out(rows.size(), s.loaded.config.n_embd);
+  for (Eigen::Index i = 0; i < rows.size(); ++i) {
+    const auto system = rows.system[static_cast<std::size_t>(i)];
+    const auto tokens = s.encoded->tokens(system).to(torch::kInt64).unsqueeze(0);
+    const auto h =
+        s.loaded.module->hidden_states(tokens)[static_cast<std::size_t>(layer)][0].to(torch::kFloat64);
+    const auto at = h[s.encoded->position_of(system, rows.row[static_cast<std::size_t>(i)])].contiguous();
+    for (Eigen::Index j = 0; j < out.cols(); ++j) out(i, j) = at[j].item<double>();
+  }
+  return out;
+}
+
+}  // namespace
+
+// A target planted as an exact linear function of the final hidden state: the vector probe must find that
+// layer and reproduce the planted test vectors (which it never reads) and their lengths.
+TEST(LinearVectorProbe, RecoversAVectorPlantedInAHiddenLayer) {
+  auto& s = setup();
+  const int layer = s.loaded.config.n_layer + 1;
+  Eigen::MatrixXd A = Eigen::MatrixXd::Zero(s.loaded.config.n_embd, 2);
+  for (Eigen::Index j = 0; j < A.rows(); ++j) {
+    A(j, 0) = std::sin(1.0 + j);
+    A(j, 1) = std::cos(2.0 * j);
+  }
+  const Eigen::RowVector2d offset(0.3, -0.7);
+  auto planted = [&](const ForceRows& rows) {
+    return Eigen::MatrixXd((hidden_at(s, rows, layer) * A).rowwise() + offset);
+  };
+  LinearProbeOptions options;
+  options.threads = 1;
+  options.lambdas = {1e-9};
+  ForceRows test_inputs = s.data.test;
+  test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());
+  auto result = linear_vector_probe(s.loaded, *s.encoded, s.data.train, s.data.validation, test_inputs,
+                                    planted(s.data.train), planted(s.data.validation), options);
+  const Eigen::MatrixXd truth = planted(s.data.test);
+  result.score_layers(truth);
+  EXPECT_EQ(result.selected_layer, layer);
+  EXPECT_GT(result.validation_r2[static_cast<std::size_t>(layer)], 1 - 1e-6);
+  ASSERT_EQ(result.test_vector.rows(), truth.rows());
+  const double rms = std::sqrt(truth.squaredNorm() / static_cast<double>(truth.rows()));
+  EXPECT_LT((result.test_vector - truth).cwiseAbs().maxCoeff(), 1e-4 * rms);
+  EXPECT_LT((result.test_prediction - truth.rowwise().norm()).cwiseAbs().maxCoeff(), 1e-4 * rms);
+  for (double r2 : result.test_component_r2) EXPECT_GT(r2, 1 - 1e-6);
+  // The embedding layer sees the tokens only: it cannot carry what the final layer computes.
+  EXPECT_LT(result.validation_r2.front(), result.validation_r2[static_cast<std::size_t>(layer)] - 1e-3);
+}
+
+TEST(LinearVectorProbe, RejectsVectorsThatDoNotMatchTheRows) {
+  auto& s = setup();
+  LinearProbeOptions options;
+  const Eigen::MatrixXd train = Eigen::MatrixXd::Ones(s.data.train.size(), 2);
+  const Eigen::MatrixXd short_validation = Eigen::MatrixXd::Ones(s.data.validation.size() - 1, 2);
+  EXPECT_THROW(linear_vector_probe(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, train,
+                                   short_validation, options),
+               orbitlaw::Error);
+  Eigen::MatrixXd validation = Eigen::MatrixXd::Ones(s.data.validation.size(), 2);
+  validation(0, 1) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(linear_vector_probe(s.loaded, *s.encoded, s.data.train, s.data.validation, s.data.test, train,
+                                   validation, options),
+               orbitlaw::Error);
+}
+
+// The vectors behind the magnitudes: their lengths are the rows' labels, for both targets, and they point
+// from the planet towards the star.
+TEST(TargetVectors, LengthsAreTheLabelsAndTheyPointAtTheStar) {
+  static const orbitlaw::simulator::DatasetReader reader(orbitlaw::test::two_body_dataset(60, 30));
+  for (const auto target : {ProbeTarget::kForce, ProbeTarget::kAcceleration}) {
+    ForceSplitConfig split;
+    split.observed_rows = 28;
+    split.test_fraction = 0.2;
+    split.validation_fraction = 0.2;
+    split.target = target;
+    const ForceDataset data = build_force_dataset(reader, split);
+    const Eigen::MatrixXd vectors = target_vectors(reader, data.train, target);
+    ASSERT_EQ(vectors.rows(), data.train.size());
+    for (Eigen::Index i = 0; i < vectors.rows(); ++i) {
+      EXPECT_NEAR(vectors.row(i).norm(), data.train.force[i], 1e-12 * data.train.force[i]);
+      const Eigen::RowVectorXd towards_star = data.train.star_position.row(i) - data.train.position.row(i);
+      EXPECT_GT(vectors.row(i).dot(towards_star), 0.999 * vectors.row(i).norm() * towards_star.norm());
+    }
+  }
+}
+
+namespace {
+
 // Two solar-system sequences (9 bodies) for the force-vector fine-tune; 20% of the visible planet rows are
 // train labels so the tiny model has something to fit.
 struct VectorSetup {

@@ -113,4 +113,10 @@ double straight_line_deviation(const simulator::System& system, int row);
 // dataset that is not two-body, too few systems for the fractions, or an invalid config.
 ForceDataset build_force_dataset(const simulator::DatasetReader& reader, const ForceSplitConfig& config);
 
+// The vector whose length each row's `force` is: the planet's acceleration towards the star (times the
+// planet's mass for the force), [rows, dim], read again from the systems of `reader` the rows came from.
+// Throws Error for a row that is not a planet row of its system.
+Eigen::MatrixXd target_vectors(const simulator::DatasetReader& reader, const ForceRows& rows,
+                               ProbeTarget target);
+
 }  // namespace orbitlaw::probe

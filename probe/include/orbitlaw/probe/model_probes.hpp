@@ -123,4 +123,31 @@ LinearProbeResult linear_probe(const model::LoadedModel& loaded, const EncodedSy
                                const ForceRows& train, const ForceRows& validation, const ForceRows& test,
                                const LinearProbeOptions& options);
 
+// Liu et al.'s probe (docs/design.md section 6b): ridge probes of the target's vector (its x and y
+// components, from each layer's frozen hidden states; one lambda per component, the layer by the summed
+// validation MSE). Its magnitude prediction, the length of the predicted vector, is what the law search
+// reads.
+struct LinearVectorProbeResult {
+  std::vector<double> validation_r2, test_r2_unused_for_selection;  // vector R^2 per layer
+  std::vector<std::vector<double>> lambdas;                         // per layer, per component
+  int selected_layer = 0;
+  double scale = 1;                 // the targets are vector / scale (RMS length of the train vectors)
+  Eigen::MatrixXd test_vector;      // [test rows, dim] from the selected layer
+  Eigen::VectorXd test_prediction;  // |test_vector|
+  std::vector<Eigen::MatrixXd> test_vector_by_layer;
+  std::vector<double> test_component_r2;  // selected layer, per component
+  double seconds = 0;
+  // Scores every layer and component against the true test vectors, after every choice is made.
+  void score_layers(const Eigen::MatrixXd& test_vectors);
+  Json json() const;
+};
+
+// `train_vectors` and `validation_vectors` ([rows, dim]) are the target's vectors at the train and validation
+// rows; the test rows' vectors are never read.
+LinearVectorProbeResult linear_vector_probe(const model::LoadedModel& loaded, const EncodedSystems& encoded,
+                                            const ForceRows& train, const ForceRows& validation,
+                                            const ForceRows& test, const Eigen::MatrixXd& train_vectors,
+                                            const Eigen::MatrixXd& validation_vectors,
+                                            const LinearProbeOptions& options);
+
 }  // namespace orbitlaw::probe
