@@ -202,8 +202,11 @@ std::string fmt_number(const Json& v, const char* format = "%.4g") {
   return buffer;
 }
 
+// An exponent [low, high]; one the fit could not identify (its variable constant, NaN) prints as n/a.
 std::string fmt_interval(const Json& v) {
   if (!v.is_array() || v.size() != 3) return "n/a";
+  for (const auto& x : v)
+    if (!x.is_number() || !std::isfinite(x.get<double>())) return "n/a";
   char buffer[96];
   std::snprintf(buffer, sizeof buffer, "%.3f [%.3f, %.3f]", v[0].get<double>(), v[1].get<double>(),
                 v[2].get<double>());

@@ -30,12 +30,13 @@ Eigen::MatrixXd sample_points(int n = 50) {
 }
 
 // Test rows with planets too light to matter (as in the training distribution) labelled with `target`.
-ForceRows rows_with(ProbeTarget target, std::int64_t n) {
+// With `fixed_star` every star has 1 Msun, as in the locality experiment.
+ForceRows rows_with(ProbeTarget target, std::int64_t n, bool fixed_star = false) {
   const Eigen::MatrixXd X = sample_points(static_cast<int>(n));
   ForceRows rows;
   rows.r = X.col(0);
   rows.m1 = X.col(1);
-  rows.m2 = X.col(2);
+  rows.m2 = fixed_star ? Eigen::VectorXd::Ones(n) : Eigen::VectorXd(X.col(2));
   rows.position = Eigen::MatrixXd::Zero(n, 2);
   rows.position.col(0) = rows.r;
   rows.velocity = rows.star_position = rows.star_velocity = Eigen::MatrixXd::Zero(n, 2);
@@ -53,9 +54,10 @@ ForceRows rows_with(ProbeTarget target, std::int64_t n) {
 }
 
 // A run folder holding `target` predictions of the Newton oracle and an sr.json whose galaxies found `law`.
-std::string run_folder(const std::string& name, ProbeTarget target, const std::string& law) {
+std::string run_folder(const std::string& name, ProbeTarget target, const std::string& law,
+                       bool fixed_star = false) {
   Predictions predictions;
-  predictions.rows = rows_with(target, 60);
+  predictions.rows = rows_with(target, 60, fixed_star);
   predictions.model = name;
   predictions.target = target;
   predictions.nearest_train_distance = Eigen::VectorXd::Zero(60);
@@ -202,4 +204,22 @@ TEST(AccelerationTarget, PredictionsRecordTheTargetAndCompareJudgesByIt) {
     EXPECT_NE(std::string(e.what()).find("one target at a time"), std::string::npos) << e.what();
   }
   EXPECT_EQ(compare_runs({force}, CompareOptions{})["newton"]["target"], "force");
+}
+
+// With one star mass the exponent of m2 is not identified: compare records NaN and prints it as n/a.
+TEST(AccelerationTarget, AFixedStarsMassExponentPrintsAsNotIdentified) {
+  const std::string dir =
+      run_folder("fixed-star-run", ProbeTarget::kAcceleration, "39.478417604357432/r^2", /*fixed_star=*/true);
+  const auto comparison = compare_runs({dir}, CompareOptions{});
+  bool oracle = false;
+  for (const auto& row : comparison["rows"]) {
+    if (row["probe"] != "newton") continue;
+    oracle = true;
+    EXPECT_TRUE(std::isnan(row["exponents"]["b"][0].get<double>())) << row["exponents"];
+    EXPECT_NEAR(row["exponents"]["e"][0].get<double>(), -2, 1e-9);
+  }
+  EXPECT_TRUE(oracle);
+  const std::string md = compare_markdown(comparison);
+  EXPECT_EQ(md.find("nan"), std::string::npos) << md;
+  EXPECT_NE(md.find("| n/a | -2.000 [-2.000, -2.000] |"), std::string::npos) << md;
 }
