@@ -54,8 +54,8 @@ class Log {
   std::chrono::steady_clock::time_point start_;
 };
 
-bool contains(const std::vector<std::string>& list, const std::string& value) {
-  return std::find(list.begin(), list.end(), value) != list.end();
+bool asks_for(const ProbeRunConfig& c, const std::string& probe) {
+  return std::find(c.probes.begin(), c.probes.end(), probe) != c.probes.end();
 }
 
 std::string model_label(const model::ModelConfig& config) {
@@ -147,7 +147,7 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
   // Model probes only ever see the test rows' positions; a copy without labels makes that structural.
   ForceRows test_inputs = dataset.test;
   test_inputs.force.setConstant(std::numeric_limits<double>::quiet_NaN());
-  if (contains(c.probes, "linear")) {
+  if (asks_for(c, "linear")) {
     LinearProbeResult result =
         linear_probe(model, encoded, dataset.train, dataset.validation, test_inputs, c.linear);
     result.score_layers(dataset.test.force);
@@ -158,7 +158,7 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
         format("%.1f s", result.seconds));
     predictions.probes.emplace_back("linear", result.test_prediction);
   }
-  if (contains(c.probes, "linear_vector")) {
+  if (asks_for(c, "linear_vector")) {
     LinearVectorProbeResult result =
         linear_vector_probe(model, encoded, dataset.train, dataset.validation, test_inputs,
                             target_vectors(data, dataset.train, c.target),
@@ -172,7 +172,7 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
         format("%.4f", result.test_component_r2.back()) + "), " + format("%.1f s", result.seconds));
     predictions.probes.emplace_back("linear_vector", result.test_prediction);
   }
-  if (contains(c.probes, "finetune")) {
+  if (asks_for(c, "finetune")) {
     FineTuneOptions finetune = c.finetune;
     finetune.time_limit_seconds = budget.cap(c.finetune.time_limit_seconds, kModelProbeShare);
     log("fine-tuning: " + std::to_string(finetune.steps) + " steps of " +
@@ -205,8 +205,7 @@ Predictions compute_predictions(const ProbeRunConfig& c, const Budget& budget,
   predictions.nearest_train_distance = knn.nearest_distance(dataset.test);
   Json details = Json::object();
   run_oracle_probes(c, dataset, knn, predictions, details);
-  if (model && (contains(c.probes, "finetune") || contains(c.probes, "linear") ||
-                contains(c.probes, "linear_vector"))) {
+  if (model && (asks_for(c, "finetune") || asks_for(c, "linear") || asks_for(c, "linear_vector"))) {
     run_model_probes(c, budget, *model, data, dataset, predictions, details, log);
     std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
     for (const auto& name : detail::known_probes()) {

@@ -16,14 +16,14 @@ using namespace testing;  // the shared checks of attention_test_support.hpp
 bool cuda_ready() { return fused_attention_has_cuda_kernels() && torch::cuda::is_available(); }
 
 // Lengths around the tile sizes, including non-multiples; p = 15 for LSSAR.
-const std::vector<Case> kCases = {{true, 15, 1, 64},     {true, 15, 5, 64},    {false, 15, 63, 64},
-                                  {true, 15, 64, 64},    {true, 15, 65, 64},   {false, 15, 257, 32},
-                                  {true, 15, 257, 32},   {true, 15, 1000, 64}, {true, 15, 100, 128},
-                                  {false, 15, 100, 128}, {true, 15, 130, 16}};
+const std::vector<Case> kCudaCases = {{true, 15, 1, 64},     {true, 15, 5, 64},    {false, 15, 63, 64},
+                                      {true, 15, 64, 64},    {true, 15, 65, 64},   {false, 15, 257, 32},
+                                      {true, 15, 257, 32},   {true, 15, 1000, 64}, {true, 15, 100, 128},
+                                      {false, 15, 100, 128}, {true, 15, 130, 16}};
 
 TEST(CudaVsFloat64, Float32) {
   if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
-  for (const Case& c : kCases) {
+  for (const Case& c : kCudaCases) {
     SCOPED_TRACE(describe(c));
     expect_all_below(fused_vs_float64(c, torch::kFloat32, torch::kCUDA, 2, 3, 100 + c.length, "cuda float32"),
                      1e-3);
@@ -32,7 +32,7 @@ TEST(CudaVsFloat64, Float32) {
 
 TEST(CudaVsFloat64, BFloat16) {
   if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
-  for (const Case& c : kCases) {
+  for (const Case& c : kCudaCases) {
     SCOPED_TRACE(describe(c));
     EXPECT_LT(
         fused_vs_float64(c, torch::kBFloat16, torch::kCUDA, 2, 3, 200 + c.length, "cuda bfloat16").worst(),
@@ -43,7 +43,7 @@ TEST(CudaVsFloat64, BFloat16) {
 // The GPU runs the same tile drivers as the CPU emulation: both agree to float32 rounding.
 TEST(CudaVsFloat64, AgreesWithCpuEmulation) {
   if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
-  for (const Case& c : kCases) {
+  for (const Case& c : kCudaCases) {
     SCOPED_TRACE(describe(c));
     const auto in = random_inputs(1, 2, c.length, c.head_dim, 300 + static_cast<uint64_t>(c.length));
     const auto cpu = run_with_grads(fused(c.reweight, 15), in, torch::kFloat32, torch::kCPU);

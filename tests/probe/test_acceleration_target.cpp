@@ -19,9 +19,9 @@ using namespace orbitlaw::probe;
 
 namespace {
 
-constexpr double kG = 39.47841760435743;  // 4 pi^2, written out: the test's own constant
+constexpr double kGravity = 39.47841760435743;  // 4 pi^2, written out: the test's own constant
 
-Eigen::MatrixXd sample_points(int n = 50) {
+Eigen::MatrixXd acceleration_points(int n = 50) {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> r(0.3, 40), m1(1e-7, 1e-3), m2(0.5, 5);
   Eigen::MatrixXd X(n, 3);
@@ -32,7 +32,7 @@ Eigen::MatrixXd sample_points(int n = 50) {
 // Test rows with planets too light to matter (as in the training distribution) labelled with `target`.
 // With `fixed_star` every star has 1 Msun, as in the locality experiment.
 ForceRows rows_with(ProbeTarget target, std::int64_t n, bool fixed_star = false) {
-  const Eigen::MatrixXd X = sample_points(static_cast<int>(n));
+  const Eigen::MatrixXd X = acceleration_points(static_cast<int>(n));
   ForceRows rows;
   rows.r = X.col(0);
   rows.m1 = X.col(1);
@@ -47,7 +47,7 @@ ForceRows rows_with(ProbeTarget target, std::int64_t n, bool fixed_star = false)
   }
   rows.force.resize(n);
   for (std::int64_t i = 0; i < n; ++i) {
-    const double a = kG * rows.m2[i] / (rows.r[i] * rows.r[i]);
+    const double a = kGravity * rows.m2[i] / (rows.r[i] * rows.r[i]);
     rows.force[i] = target == ProbeTarget::kForce ? rows.m1[i] * a : a;
   }
   return rows;
@@ -104,17 +104,17 @@ TEST(AccelerationTarget, NamesParseAndNewtonsFormFollowsTheTarget) {
   const Eigen::VectorXd a = newton_force(rows, ProbeTarget::kAcceleration);
   for (Eigen::Index i = 0; i < 20; ++i) {
     EXPECT_NEAR(f[i] / rows.force[i], 1, 1e-14);
-    EXPECT_NEAR(a[i] * rows.r[i] * rows.r[i] / (kG * rows.m2[i]), 1, 1e-14);
+    EXPECT_NEAR(a[i] * rows.r[i] * rows.r[i] / (kGravity * rows.m2[i]), 1, 1e-14);
   }
 }
 
 TEST(AccelerationTarget, VerdictTiersJudgeTheTargetsLaw) {
-  const Eigen::MatrixXd points = sample_points();
+  const Eigen::MatrixXd points = acceleration_points();
   const auto acc = ProbeTarget::kAcceleration;
   const auto g = newton_verdict("39.478*m2/r^2", points, acc);
   EXPECT_TRUE(g.equivalent);
   EXPECT_TRUE(g.strict);
-  EXPECT_NEAR(g.c_over_g, 39.5 / kG, 1e-9);
+  EXPECT_NEAR(g.c_over_g, 39.5 / kGravity, 1e-9);
   // The force law is not the acceleration law, nor the other way round.
   EXPECT_FALSE(newton_verdict("39.478*m1*m2/r^2", points, acc).equivalent);
   EXPECT_FALSE(newton_verdict("39.478*m2/r^2", points, ProbeTarget::kForce).equivalent);
@@ -125,7 +125,7 @@ TEST(AccelerationTarget, VerdictTiersJudgeTheTargetsLaw) {
 
   // The exponents tier reads the data: exact acceleration data cover (0, 1, -2) and not (1, 1, -2).
   Eigen::VectorXd y(points.rows());
-  for (Eigen::Index i = 0; i < y.size(); ++i) y[i] = kG * points(i, 2) / (points(i, 0) * points(i, 0));
+  for (Eigen::Index i = 0; i < y.size(); ++i) y[i] = kGravity * points(i, 2) / (points(i, 0) * points(i, 0));
   const auto law = orbitlaw::sr::parse("39.4784176*m2/r^2", law_variables());
   const auto as_acceleration = galaxy_verdicts(law, points, y, 0.95, acc);
   EXPECT_TRUE(as_acceleration.exponents);
@@ -152,7 +152,7 @@ TEST(AccelerationTarget, LabelsAreTheStarsPullOnThePlanetPerUnitMass) {
   for (Eigen::Index i = 0; i < acceleration.test.size(); ++i) {
     const auto& rows = acceleration.test;
     const double r = (rows.position.row(i) - rows.star_position.row(i)).norm();
-    EXPECT_NEAR(rows.force[i] * r * r / (kG * rows.m2[i]), 1, 1e-9) << "row " << i;
+    EXPECT_NEAR(rows.force[i] * r * r / (kGravity * rows.m2[i]), 1, 1e-9) << "row " << i;
     EXPECT_NEAR(force.test.force[i] / (rows.m1[i] * rows.force[i]), 1, 1e-14) << "row " << i;
   }
   EXPECT_EQ(config.to_json()["target"], "acceleration");

@@ -23,13 +23,13 @@ namespace {
 constexpr double kPi = std::numbers::pi;
 constexpr double kG = 4.0 * kPi * kPi;  // AU^3 / (Msun yr^2), written out rather than taken from the library
 
-fs::path scratch(const std::string& name) {
+fs::path force_law_scratch(const std::string& name) {
   auto dir = fs::temp_directory_path() / ("orbitlaw_test_force_law_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
 }
 
-IntegratorSettings settings_for(IntegratorKind kind) {
+IntegratorSettings force_law_settings(IntegratorKind kind) {
   IntegratorSettings s;
   s.kind = kind;
   return s;
@@ -85,7 +85,7 @@ SimulationConfig config_with_exponent(double k) {
   return simulation_config_from_json(json);
 }
 
-WriteOptions fixed_options() {
+WriteOptions force_law_options() {
   WriteOptions options;
   options.provenance = Json{{"fixed", "for comparison"}};
   return options;
@@ -120,7 +120,7 @@ TEST_P(ForceLaw, EnergyWithTheKPotentialIsConserved) {
   for (auto [kind, tolerance] : {std::pair{IntegratorKind::kRungeKuttaFehlberg78, 1e-11},
                                  {IntegratorKind::kBulirschStoer, 1e-11},
                                  {IntegratorKind::kSymplectic, 1e-8}}) {
-    const auto tr = integrate(ic, times, settings_for(kind));
+    const auto tr = integrate(ic, times, force_law_settings(kind));
     ASSERT_EQ(tr.abort, Abort::kNone) << integrator_name(kind);
     ASSERT_EQ(tr.n_steps(), 51);
     const double worst = worst_energy_drift(ic, tr, k);
@@ -147,7 +147,7 @@ TEST_P(ForceLaw, CircularOrbitKeepsItsRadiusAndAnalyticPeriod) {
   std::vector<double> times;
   for (int m = 0; m <= 64; ++m) times.push_back(m * P / 32);  // two periods
   for (auto kind : {IntegratorKind::kRungeKuttaFehlberg78, IntegratorKind::kBulirschStoer}) {
-    const auto tr = integrate(ic, times, settings_for(kind));
+    const auto tr = integrate(ic, times, force_law_settings(kind));
     ASSERT_EQ(tr.abort, Abort::kNone);
     const double x0 = tr.position[0] - tr.position[2], y0 = tr.position[1] - tr.position[3];
     double radius_error = 0, phase_error = 0;
@@ -176,8 +176,8 @@ TEST_P(ForceLaw, SymplecticConvergesWithOrderFourAgainstTheAdaptiveReference) {
   const auto ic = make_system(1.0, {1e-3}, {el}, 2, k);
   const double P = circular_period(1.0, kG * 1.001, k);
   const std::vector<double> times = {10 * P};
-  const auto reference = integrate(ic, times, settings_for(IntegratorKind::kRungeKuttaFehlberg78));
-  const auto other = integrate(ic, times, settings_for(IntegratorKind::kBulirschStoer));
+  const auto reference = integrate(ic, times, force_law_settings(IntegratorKind::kRungeKuttaFehlberg78));
+  const auto other = integrate(ic, times, force_law_settings(IntegratorKind::kBulirschStoer));
   ASSERT_EQ(reference.abort, Abort::kNone);
   ASSERT_EQ(other.abort, Abort::kNone);
   auto distance = [&](const Trajectory& tr) {
@@ -190,7 +190,7 @@ TEST_P(ForceLaw, SymplecticConvergesWithOrderFourAgainstTheAdaptiveReference) {
   const double disagreement = distance(other);
   double errors[2];
   for (int halving = 0; halving < 2; ++halving) {
-    auto s = settings_for(IntegratorKind::kSymplectic);
+    auto s = force_law_settings(IntegratorKind::kSymplectic);
     s.step = P / (50.0 * (1 << halving));
     errors[halving] = distance(integrate(ic, times, s));
   }
@@ -228,7 +228,7 @@ TEST_P(ForceLawConservation, FivePlanetSystemConservesTheKLawEnergy) {
        {std::tuple{IntegratorKind::kRungeKuttaFehlberg78, 5e-12, 1e-11},
         {IntegratorKind::kBulirschStoer, 5e-12, 1e-11},
         {IntegratorKind::kSymplectic, 5e-9, 1e-10}}) {
-    const auto tr = integrate(ic, times, settings_for(kind));
+    const auto tr = integrate(ic, times, force_law_settings(kind));
     ASSERT_EQ(tr.abort, Abort::kNone) << integrator_name(kind);
     ASSERT_EQ(tr.n_steps(), 166);
     const double drift = worst_energy_drift(ic, tr, k);
@@ -243,7 +243,7 @@ TEST_P(ForceLawConservation, FivePlanetSystemConservesTheKLawEnergy) {
   }
   // The potential matters: the same recorded states under Newton's potential drift by far more, so the
   // bounds above test the k law and not merely a quantity that every integrator keeps.
-  const auto tr = integrate(ic, times, settings_for(IntegratorKind::kRungeKuttaFehlberg78));
+  const auto tr = integrate(ic, times, force_law_settings(IntegratorKind::kRungeKuttaFehlberg78));
   EXPECT_GT(worst_energy_drift(ic, tr, 2.0), 1e-6);
 }
 
@@ -271,8 +271,8 @@ TEST_P(ForceLaw, PairForceAgainstSeparationHasLogLogSlopeMinusK) {
                   {"Omega", 0.0},
                   {"omega", 0.5},
                   {"M0", kPi}}}}};
-  const auto path = scratch("slope_" + std::to_string(k) + ".h5");
-  write_dataset(simulation_config_from_json(json), path.string(), fixed_options());
+  const auto path = force_law_scratch("slope_" + std::to_string(k) + ".h5");
+  write_dataset(simulation_config_from_json(json), path.string(), force_law_options());
   DatasetReader reader(path.string());
   ASSERT_EQ(reader.num_systems(), 1);
   const System s = reader.read_system(0);
@@ -308,8 +308,8 @@ TEST_P(ForceLaw, PairForceAgainstSeparationHasLogLogSlopeMinusK) {
 // k-law energy (so they were integrated under it); the reader reports the law.
 TEST_P(ForceLaw, StoredAccelerationsAreTheKLawOnes) {
   const double k = GetParam();
-  const auto path = scratch("k_" + std::to_string(k) + ".h5");
-  write_dataset(config_with_exponent(k), path.string(), fixed_options());
+  const auto path = force_law_scratch("k_" + std::to_string(k) + ".h5");
+  write_dataset(config_with_exponent(k), path.string(), force_law_options());
   DatasetReader reader(path.string());
   EXPECT_EQ(reader.force_law_exponent(), k);
   double worst = 0, newton_difference = 0;
@@ -369,9 +369,9 @@ TEST(ForceLawNewton, DefaultIsBitIdenticalToExplicitTwo) {
     EXPECT_EQ(config.force_exponent, 2.0);
     EXPECT_EQ(resolved["force_law"]["exponent"], 2.0);
     EXPECT_TRUE(resolved["force_law"]["exponent"].is_number_float());  // 2 and 2.0 record the same way
-    auto options = fixed_options();
+    auto options = force_law_options();
     options.resolved_config = resolved;
-    paths.push_back(scratch("newton_" + std::to_string(paths.size()) + ".h5").string());
+    paths.push_back(force_law_scratch("newton_" + std::to_string(paths.size()) + ".h5").string());
     write_dataset(config, paths.back(), options);
   }
   DatasetReader reference(paths[0]);
@@ -423,7 +423,7 @@ TEST(ForceLawKepler, KeplerIntegratorRefusesOtherExponents) {
   OrbitalElements el;
   const auto ic = make_system(1.0, {1e-3}, {el}, 2, 1.5);
   try {
-    integrate(ic, {0.0, 0.1}, settings_for(IntegratorKind::kKepler));
+    integrate(ic, {0.0, 0.1}, force_law_settings(IntegratorKind::kKepler));
     ADD_FAILURE() << "kepler mode integrated a k = 1.5 system";
   } catch (const orbitlaw::Error& e) {
     EXPECT_NE(std::string(e.what()).find("force_law.exponent = 2"), std::string::npos) << e.what();
@@ -475,8 +475,8 @@ TEST(ForceLawConfig, BoundUnderTheLawIsKeptThoughNewtonWouldCallItUnbound) {
 // (g) The attribute round-trips; a file without it (written before it existed) reads as Newton, and a
 // nonsensical value is refused when the file is opened.
 TEST(ForceLawDataset, ExponentAttributeRoundTripsAndDefaultsToNewton) {
-  const auto path = scratch("round_trip.h5");
-  write_dataset(config_with_exponent(1.5), path.string(), fixed_options());
+  const auto path = force_law_scratch("round_trip.h5");
+  write_dataset(config_with_exponent(1.5), path.string(), force_law_options());
   {
     DatasetReader reader(path.string());
     EXPECT_EQ(reader.force_law_exponent(), 1.5);

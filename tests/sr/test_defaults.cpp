@@ -15,7 +15,7 @@ using sr::test::Range;
 namespace {
 
 // Newton's law in AU, years and solar masses: forces from 2e-6 to 8, over six decades.
-const std::vector<Range> kNewtonRanges = {{"r", 0.5, 30}, {"m1", 1e-4, 1e-2, true}, {"m2", 0.5, 5}};
+const std::vector<Range> kDefaultsNewtonRanges = {{"r", 0.5, 30}, {"m1", 1e-4, 1e-2, true}, {"m2", 0.5, 5}};
 
 Eigen::VectorXd vector(std::initializer_list<double> values) {
   Eigen::VectorXd out(static_cast<Eigen::Index>(values.size()));
@@ -25,7 +25,7 @@ Eigen::VectorXd vector(std::initializer_list<double> values) {
 }
 
 // The default options with a small budget: only the size of the search differs from what a user gets.
-sr::Options small_budget(std::uint64_t seed) { return sr::test::small_budget(seed, 40); }
+sr::Options defaults_budget(std::uint64_t seed) { return sr::test::small_budget(seed, 40); }
 
 bool best_is(const sr::Result& r, const sr::test::Dataset& d, const std::string& target) {
   if (r.best < 0) return false;
@@ -55,8 +55,8 @@ TEST(SrDefaults, AutoLossIsLogOnlyForPositiveTargetsSpanningMoreThanTwoDecades) 
 }
 
 TEST(SrDefaults, SearchRecordsTheLossItChose) {
-  auto wide = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 60, 11);
-  sr::Options o = small_budget(0);
+  auto wide = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 60, 11);
+  sr::Options o = defaults_budget(0);
   o.iterations = 2;
   sr::Result r = sr::search(wide.X, wide.y, wide.names, o);
   EXPECT_EQ(r.loss, sr::LossKind::kLog);
@@ -91,7 +91,7 @@ TEST(SrDefaults, PowerLawsAndSquareRootsAreFoundWithDefaultSettings) {
     std::vector<Range> ranges;
   };
   const std::vector<Case> cases = {
-      {"39.478*m1*m2/r^2.5", "m1*m2/r^2.5", kNewtonRanges},
+      {"39.478*m1*m2/r^2.5", "m1*m2/r^2.5", kDefaultsNewtonRanges},
       {"6.2832*sqrt(M/r)", "sqrt(M/r)", {{"M", 0.5, 5}, {"r", 0.3, 40}}},
   };
   for (const auto& c : cases) {
@@ -99,7 +99,7 @@ TEST(SrDefaults, PowerLawsAndSquareRootsAreFoundWithDefaultSettings) {
     std::string texts;
     for (std::uint64_t seed = 0; seed < 3; ++seed) {
       auto d = sr::test::sample(c.formula, c.ranges, 200, 100 + seed);
-      sr::Result r = sr::search(d.X, d.y, d.names, small_budget(seed));
+      sr::Result r = sr::search(d.X, d.y, d.names, defaults_budget(seed));
       successes += best_is(r, d, c.target);
       texts += " | " + (r.best >= 0 ? r.front[r.best].text : std::string("none"));
       EXPECT_TRUE(r.notices.empty()) << c.formula;  // pow is on: nothing to suggest
@@ -109,7 +109,7 @@ TEST(SrDefaults, PowerLawsAndSquareRootsAreFoundWithDefaultSettings) {
 }
 
 TEST(SrDefaults, NoticeNamesTheOperatorTheDataNeed) {
-  sr::Options o = small_budget(0);
+  sr::Options o = defaults_budget(0);
   o.operators = {"+", "-", "*", "/"};
   o.iterations = 20;
   auto notices = [&](const std::string& formula, const std::vector<Range>& ranges) {
@@ -117,12 +117,12 @@ TEST(SrDefaults, NoticeNamesTheOperatorTheDataNeed) {
     return sr::search(d.X, d.y, d.names, o).notices;
   };
   // r^2.3 needs pow; the fitted power law shows the exponents.
-  auto n = notices("39.478*m1*m2/r^2.3", kNewtonRanges);
+  auto n = notices("39.478*m1*m2/r^2.3", kDefaultsNewtonRanges);
   ASSERT_EQ(n.size(), 1u);
   EXPECT_NE(n[0].find("need the operator pow, which is off"), std::string::npos) << n[0];
   EXPECT_NE(n[0].find("r^-2.3*m1^1*m2^1"), std::string::npos) << n[0];
   // Half powers: r^2.5 = r^2 sqrt(r), and sqrt(M/r); sqrt would do.
-  n = notices("39.478*m1*m2/r^2.5", kNewtonRanges);
+  n = notices("39.478*m1*m2/r^2.5", kDefaultsNewtonRanges);
   ASSERT_EQ(n.size(), 1u);
   EXPECT_NE(n[0].find("need the operator sqrt or pow, which is off"), std::string::npos) << n[0];
   n = notices("sqrt(M/r)", {{"M", 0.5, 5}, {"r", 0.3, 40}});
@@ -130,10 +130,10 @@ TEST(SrDefaults, NoticeNamesTheOperatorTheDataNeed) {
   EXPECT_NE(n[0].find("need the operator sqrt or pow"), std::string::npos) << n[0];
   // With sqrt on, half powers can be written: no notice, whether or not the search found the law.
   o.operators.push_back("sqrt");
-  EXPECT_TRUE(notices("39.478*m1*m2/r^2.5", kNewtonRanges).empty());
+  EXPECT_TRUE(notices("39.478*m1*m2/r^2.5", kDefaultsNewtonRanges).empty());
   o.operators.pop_back();
   // Whole powers are written with * and /: no notice, whether or not the search found the law.
-  EXPECT_TRUE(notices("39.478*m1*m2/r^2", kNewtonRanges).empty());
+  EXPECT_TRUE(notices("39.478*m1*m2/r^2", kDefaultsNewtonRanges).empty());
   // A target that is not positive everywhere: no power law to fit.
   EXPECT_TRUE(notices("r^2.5 - 3", {{"r", 0.5, 30}}).empty());
 }
@@ -141,8 +141,8 @@ TEST(SrDefaults, NoticeNamesTheOperatorTheDataNeed) {
 TEST(SrDefaults, AnExactFitStopsTheSearch) {
   // Noiseless Newton at the defaults: once the best loss is at the rounding floor and the simplest exact form
   // has stayed the same for target_patience iterations, the search stops, well before its 200 iterations.
-  auto d = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 200, 21);
-  sr::Options o = small_budget(0);
+  auto d = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 200, 21);
+  sr::Options o = defaults_budget(0);
   o.iterations = 200;
   o.target_patience = 0;
   const sr::Result impatient = sr::search(d.X, d.y, d.names, o);
@@ -155,7 +155,7 @@ TEST(SrDefaults, AnExactFitStopsTheSearch) {
   EXPECT_GE(r.iterations_run, impatient.iterations_run + 5);
 
   // Noisy data never reach the floor: every iteration runs.
-  auto noisy = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 200, 22, 0.01);
+  auto noisy = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 200, 22, 0.01);
   o.iterations = 6;
   EXPECT_EQ(sr::search(noisy.X, noisy.y, noisy.names, o).iterations_run, 6);
 }
@@ -167,8 +167,8 @@ TEST(SrDefaults, HeldOutRowsChooseNewtonDespiteNoise) {
   int successes = 0;
   std::string texts;
   for (std::uint64_t seed = 0; seed < 3; ++seed) {
-    auto d = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 2000, 400 + seed, 0.01);
-    sr::Options o = small_budget(seed);
+    auto d = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 2000, 400 + seed, 0.01);
+    sr::Options o = defaults_budget(seed);
     o.iterations = 30;
     const sr::Result r = sr::search(d.X, d.y, d.names, o);
     EXPECT_EQ(r.selection, "holdout");
@@ -185,8 +185,8 @@ TEST(SrDefaults, HeldOutRowsChooseNewtonDespiteNoise) {
   EXPECT_EQ(successes, 3) << "best were" << texts;
 
   // Fewer rows than holdout_min_rows: every row is fitted and PySR's rule chooses.
-  auto small = sr::test::sample("39.478*m1*m2/r^2", kNewtonRanges, 249, 410, 0.01);
-  sr::Options o = small_budget(0);
+  auto small = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 249, 410, 0.01);
+  sr::Options o = defaults_budget(0);
   o.iterations = 3;
   const sr::Result r = sr::search(small.X, small.y, small.names, o);
   EXPECT_EQ(r.selection, "score");

@@ -10,9 +10,11 @@ namespace sr = orbitlaw::sr;
 
 namespace {
 
-const std::vector<std::string> kNames = {"r", "m1", "m2"};
+const std::vector<std::string> kEquivalenceNames = {"r", "m1", "m2"};
 
-std::string simplified(const std::string& text) { return sr::simplify(sr::parse(text, kNames)).text(kNames); }
+std::string simplified(const std::string& text) {
+  return sr::simplify(sr::parse(text, kEquivalenceNames)).text(kEquivalenceNames);
+}
 
 // Positive points in the probe's ranges.
 Eigen::MatrixXd points(int n = 50) {
@@ -25,7 +27,7 @@ Eigen::MatrixXd points(int n = 50) {
 }
 
 sr::Equivalence check(const std::string& found, const std::string& target) {
-  return sr::check_equivalence(found, target, kNames, points());
+  return sr::check_equivalence(found, target, kEquivalenceNames, points());
 }
 
 }  // namespace
@@ -48,22 +50,25 @@ TEST(SrSimplify, KeepsValuesOnPositivePoints) {
   for (const char* text : {"39.478*m1*m2/r^2 + r", "cos(cos(2.19*m1)) - r*(m1 - m2)", "(r + m1)^3/(m2 + 1)",
                            "exp(-r/m1)*sqrt(m2)", "r/(1 - m1/r) + inv(r + m2)", "abs(r - 3)*log(r)",
                            "(r*m1)^0.5*m2^-1.5", "r^m1 - r"}) {
-    sr::Expr e = sr::parse(text, kNames);
+    sr::Expr e = sr::parse(text, kEquivalenceNames);
     Eigen::ArrayXd a = e.evaluate(X), b = sr::simplify(e).evaluate(X);
     for (Eigen::Index i = 0; i < X.rows(); ++i) {
       EXPECT_NEAR(a[i], b[i], 1e-10 * std::abs(a[i]) + 1e-300)
-          << text << " -> " << sr::simplify(e).text(kNames);
+          << text << " -> " << sr::simplify(e).text(kEquivalenceNames);
     }
   }
 }
 
 TEST(SrSimplify, RoundsToSignificantDigits) {
-  EXPECT_EQ(sr::round_constants(sr::parse("39.4784*r", kNames)).text(kNames), "39.5*r");
-  EXPECT_EQ(sr::round_constants(sr::parse("0.00123456*r", kNames)).text(kNames), "0.00123*r");
-  EXPECT_EQ(sr::round_constants(sr::parse("-123456*r", kNames)).text(kNames), "-123000*r");
-  EXPECT_EQ(sr::round_constants(sr::parse("r^2.0001", kNames)).text(kNames), "r^2");
-  EXPECT_EQ(sr::round_constants(sr::parse("0*r", kNames)).text(kNames), "0*r");
-  EXPECT_EQ(sr::round_constants(sr::parse("1.23456*r", kNames), 5).text(kNames), "1.2346*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("39.4784*r", kEquivalenceNames)).text(kEquivalenceNames), "39.5*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("0.00123456*r", kEquivalenceNames)).text(kEquivalenceNames),
+            "0.00123*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("-123456*r", kEquivalenceNames)).text(kEquivalenceNames),
+            "-123000*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("r^2.0001", kEquivalenceNames)).text(kEquivalenceNames), "r^2");
+  EXPECT_EQ(sr::round_constants(sr::parse("0*r", kEquivalenceNames)).text(kEquivalenceNames), "0*r");
+  EXPECT_EQ(sr::round_constants(sr::parse("1.23456*r", kEquivalenceNames), 5).text(kEquivalenceNames),
+            "1.2346*r");
 }
 
 TEST(SrEquivalence, RatioDifferenceAndNoneOnHandCases) {
@@ -104,8 +109,8 @@ TEST(SrEquivalence, NumericCheckCatchesWhatSimplificationCannot) {
   EXPECT_NEAR(e.constant, 1.0, 1e-12);
   EXPECT_FALSE(check("2*sin(r)*cos(r)", "sin(r)").equivalent);
   // Without points only the symbolic test is available.
-  EXPECT_FALSE(
-      sr::check_equivalence("2*sin(r)*cos(r)", "sin(2*r)", kNames, Eigen::MatrixXd(0, 3)).equivalent);
+  EXPECT_FALSE(sr::check_equivalence("2*sin(r)*cos(r)", "sin(2*r)", kEquivalenceNames, Eigen::MatrixXd(0, 3))
+                   .equivalent);
 }
 
 TEST(SrEquivalence, SmallConstantsCountAsZeroOnlyWhenAsked) {

@@ -11,13 +11,6 @@ namespace {
 // The numeric tolerance (default 1e-8) sits far above evaluation rounding (~1e-15) and far below any term the
 // rounding of constants kept (e.g. + 1e-6*r), which must still break the relation.
 
-Expr binary(Op op, const Expr& a, const Expr& b) {
-  std::vector<Node> nodes{Node{op, 0, 0}};
-  nodes.insert(nodes.end(), a.nodes().begin(), a.nodes().end());
-  nodes.insert(nodes.end(), b.nodes().begin(), b.nodes().end());
-  return Expr(std::move(nodes));
-}
-
 bool constant_of(const Expr& e, double& value) {
   if (e.complexity() != 1 || e.nodes()[0].op != Op::kConst) return false;
   value = e.nodes()[0].value;
@@ -44,8 +37,8 @@ Equivalence check_equivalence(const Expr& found, const Expr& target, const Eigen
       round_constants(zero_small_constants(simplify(found), rule.zero_below), rule.significant_digits));
   const Expr t = simplify(target);
   double c;
-  if (constant_of(simplify(binary(Op::kDiv, f, t)), c) && c != 0) return {true, "ratio", c, "symbolic"};
-  if (constant_of(simplify(binary(Op::kSub, f, t)), c)) return {true, "difference", c, "symbolic"};
+  if (constant_of(simplify(Expr::binary(Op::kDiv, f, t)), c) && c != 0) return {true, "ratio", c, "symbolic"};
+  if (constant_of(simplify(Expr::binary(Op::kSub, f, t)), c)) return {true, "difference", c, "symbolic"};
 
   if (points.rows() == 0) return {};
   const Eigen::ArrayXd fv = f.evaluate(points), tv = t.evaluate(points);

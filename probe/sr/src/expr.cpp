@@ -192,6 +192,13 @@ Json json_at(const std::vector<Node>& nodes, const std::vector<std::string>& nam
 
 }  // namespace
 
+Expr Expr::binary(Op op, const Expr& a, const Expr& b) {
+  std::vector<Node> nodes{Node{op, 0, 0}};
+  nodes.insert(nodes.end(), a.nodes_.begin(), a.nodes_.end());
+  nodes.insert(nodes.end(), b.nodes_.begin(), b.nodes_.end());
+  return Expr(std::move(nodes));
+}
+
 int Expr::subtree_end(int start) const {
   int need = 1;
   int i = start;

@@ -259,21 +259,14 @@ void append(std::vector<Node>& out, const Expr& e) {
   out.insert(out.end(), e.nodes().begin(), e.nodes().end());
 }
 
-Expr binary(Op op, const Expr& a, const Expr& b) {
-  std::vector<Node> nodes{Node{op, 0, 0}};
-  append(nodes, a);
-  append(nodes, b);
-  return Expr(std::move(nodes));
-}
-
 Expr factor_expr(const Factor& f, double exponent) {
   if (exponent == 1) return f.atom;
-  return binary(Op::kPow, f.atom, Expr::constant(exponent));
+  return Expr::binary(Op::kPow, f.atom, Expr::constant(exponent));
 }
 
 Expr product(const std::vector<Expr>& parts) {
   Expr out = parts.front();
-  for (std::size_t k = 1; k < parts.size(); ++k) out = binary(Op::kMul, out, parts[k]);
+  for (std::size_t k = 1; k < parts.size(); ++k) out = Expr::binary(Op::kMul, out, parts[k]);
   return out;
 }
 
@@ -297,7 +290,7 @@ Expr term_expr(const Term& t, bool absolute) {
     numerator.insert(numerator.begin(), Expr::constant(coef));
   }
   Expr out = product(numerator);
-  if (!denominator.empty()) out = binary(Op::kDiv, out, product(denominator));
+  if (!denominator.empty()) out = Expr::binary(Op::kDiv, out, product(denominator));
   if (negate) {
     std::vector<Node> nodes{Node{Op::kNeg, 0, 0}};
     append(nodes, out);
@@ -311,7 +304,7 @@ Expr to_expr(const Poly& p) {
   Expr out = term_expr(p[0], false);
   for (std::size_t k = 1; k < p.size(); ++k) {
     bool negative = p[k].coef < 0;
-    out = binary(negative ? Op::kSub : Op::kAdd, out, term_expr(p[k], negative));
+    out = Expr::binary(negative ? Op::kSub : Op::kAdd, out, term_expr(p[k], negative));
   }
   return out;
 }

@@ -77,6 +77,8 @@ class Expr {
   explicit Expr(std::vector<Node> prefix) : nodes_(std::move(prefix)) {}
   static Expr constant(double value) { return Expr({Node{Op::kConst, 0, value}}); }
   static Expr variable(int column) { return Expr({Node{Op::kVar, column, 0}}); }
+  // `op` applied to `a` and `b` (a binary operator: its node, then a's, then b's).
+  static Expr binary(Op op, const Expr& a, const Expr& b);
 
   const std::vector<Node>& nodes() const { return nodes_; }
   std::vector<Node>& nodes() { return nodes_; }
