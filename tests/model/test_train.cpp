@@ -4,15 +4,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dataset_fixture.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 #include "orbitlaw/model/data.hpp"
+#include "orbitlaw/model/device.hpp"
 #include "orbitlaw/model/train.hpp"
 
 namespace orbitlaw::model {
@@ -329,6 +332,30 @@ TEST(Train, LearnsTwoBodyOrbitsWellBelowTheUnigramLoss) {
     if (c > 0) unigram -= c / (2 * total) * std::log(c / total);
   EXPECT_LT(result.final_val_loss, 0.75 * unigram) << "unigram " << unigram;
   fs::remove_all(dir);
+}
+
+// threads = 0 follows OMP_NUM_THREADS (a test runner's one thread per process) before taking every core; an
+// explicit count wins over the environment; a malformed variable is ignored.
+TEST(Threads, ZeroFollowsOmpNumThreadsAndAnExplicitCountWins) {
+  const char* saved = std::getenv("OMP_NUM_THREADS");
+  const std::string saved_value = saved ? saved : "";
+  const int saved_threads = torch::get_num_threads();
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  configure_threads(3);
+  EXPECT_EQ(torch::get_num_threads(), 3);
+  configure_threads(0);
+  EXPECT_EQ(torch::get_num_threads(), 1);
+  ::setenv("OMP_NUM_THREADS", "3", 1);
+  configure_threads(0);
+  EXPECT_EQ(torch::get_num_threads(), 3);
+  ::setenv("OMP_NUM_THREADS", "two", 1);
+  configure_threads(0);
+  EXPECT_EQ(torch::get_num_threads(), static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+  if (saved)
+    ::setenv("OMP_NUM_THREADS", saved_value.c_str(), 1);
+  else
+    ::unsetenv("OMP_NUM_THREADS");
+  torch::set_num_threads(saved_threads);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ struct TrainConfig {
   int log_interval = 1;           // steps between metrics.jsonl lines
   double val_fraction = 0.05;     // held-out share of --data when no --val is given
   std::uint64_t seed = 1;
-  int threads = 0;              // CPU threads for LibTorch; 0: all hardware threads
+  int threads = 0;              // CPU threads for LibTorch; 0: OMP_NUM_THREADS, else all hardware threads
   std::string device = "auto";  // auto (CUDA if available), cpu, cuda, cuda:N
   bool bf16 = true;             // bf16 autocast on CUDA
   int prefetch = 4;             // batches prepared ahead on the background thread
