@@ -1,6 +1,7 @@
 #include "orbitlaw/model/train.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Version.h>
 #include <ATen/autocast_mode.h>
 
 #include <chrono>
@@ -317,6 +318,11 @@ Json training_provenance(const TrainRequest& request, distributed::DataParallel&
   record["data_parallel"] = Json{{"world_size", dp.world_size()},
                                  {"backend", dp.backend_name()},
                                  {"global_batch_size", dp.world_size() * request.train.batch_size}};
+  // What a CPU run's bits depend on beyond the config: the thread count in use (not the config's 0, "all
+  // cores" or OMP_NUM_THREADS), which splits LibTorch's reductions, and the vector unit its kernels were
+  // chosen for (AVX2, AVX512, ...). A rerun matches bit for bit only where both match.
+  record["cpu_threads"] = torch::get_num_threads();
+  record["cpu_capability"] = at::get_cpu_capability();
   return record;
 }
 

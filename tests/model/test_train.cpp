@@ -358,5 +358,22 @@ TEST(Threads, ZeroFollowsOmpNumThreadsAndAnExplicitCountWins) {
   torch::set_num_threads(saved_threads);
 }
 
+// The provenance records the thread count the run used (not the config's 0) and the CPU capability LibTorch
+// chose kernels for: bit-identity holds only where both match, so a rerun has to be able to match them.
+TEST(Threads, TrainingRecordsTheThreadCountItUsed) {
+  const int saved_threads = torch::get_num_threads();
+  auto dir = temp_dir("threads_record");
+  for (int threads : {1, 3}) {
+    auto r = tiny_request(dir / std::to_string(threads));
+    r.train.threads = threads;
+    ASSERT_EQ(train(r).steps, 10);
+    std::ifstream in(dir / std::to_string(threads) / "train.provenance.json");
+    const Json record = Json::parse(in);
+    EXPECT_EQ(record.at("cpu_threads").get<int>(), threads);
+    EXPECT_FALSE(record.at("cpu_capability").get<std::string>().empty());
+  }
+  torch::set_num_threads(saved_threads);
+}
+
 }  // namespace
 }  // namespace orbitlaw::model
