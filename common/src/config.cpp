@@ -1,7 +1,9 @@
 #include "orbitlaw/common/config.hpp"
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace orbitlaw {
 
@@ -82,6 +84,16 @@ void require_thread_count(const std::string& what, int threads, int lowest) {
     throw Error(what + " must lie in [" + std::to_string(lowest) + ", " + std::to_string(kMaxThreads) +
                 "] (got " + std::to_string(threads) + ")");
   }
+}
+
+int resolve_thread_count(int threads) {
+  if (threads > 0) return threads;
+  if (const char* value = std::getenv("OMP_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(value, &end, 10);
+    if (end != value && *end == '\0' && n > 0 && n <= kMaxThreads) return static_cast<int>(n);
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 }  // namespace orbitlaw

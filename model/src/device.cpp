@@ -2,9 +2,7 @@
 
 #include <ATen/Context.h>
 
-#include <cstdlib>
-#include <thread>
-
+#include "orbitlaw/common/config.hpp"
 #include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::model {
@@ -23,27 +21,8 @@ torch::Device resolve_device(const std::string& name) {
   return device;
 }
 
-namespace {
-
-// OMP_NUM_THREADS as a positive count, or 0 when it is unset or not one. A test runner that starts one
-// process per core sets it to 1: a process that then started a thread per core would oversubscribe the
-// machine, and LibTorch's OpenMP workers, spinning at each barrier while another process holds their core,
-// run tens of times slower than one thread (20 steps of a tiny model: 0.6 s on one thread, 20 s on two beside
-// another job).
-int omp_num_threads_from_environment() {
-  const char* value = std::getenv("OMP_NUM_THREADS");
-  if (value == nullptr) return 0;
-  char* end = nullptr;
-  const long n = std::strtol(value, &end, 10);
-  return (end != value && *end == '\0' && n > 0 && n <= 4096) ? static_cast<int>(n) : 0;
-}
-
-}  // namespace
-
 void configure_threads(int threads) {
-  int n = threads > 0 ? threads : omp_num_threads_from_environment();
-  if (n == 0) n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  torch::set_num_threads(n);
+  torch::set_num_threads(resolve_thread_count(threads));  // 0: OMP_NUM_THREADS or every core
   static bool inter_op_set = false;
   if (!inter_op_set) {
     try {

@@ -194,7 +194,8 @@ ProbeRunConfig ProbeRunConfig::from_config(const Json& config, bool use_model) {
   ConfigReader reader(config, "probe config");
   c.seed = reader.get<std::uint64_t>("seed", c.seed);
   c.threads = reader.get("threads", c.threads);
-  require_thread_count("probe config: 'threads'", c.threads, 1);
+  require_thread_count("probe config: 'threads' (0: OMP_NUM_THREADS or every core)", c.threads, 0);
+  c.threads = resolve_thread_count(c.threads);  // the count in use is what the provenance records
   c.device = reader.get<std::string>("device", c.device);
   c.time_limit_seconds =
       finite_non_negative(reader.get<double>("time_limit_seconds", 0.0), "time_limit_seconds");
@@ -241,6 +242,7 @@ ProbeRunConfig ProbeRunConfig::from_config(const Json& config, bool use_model) {
   read_section(reader, "sr", [&](ConfigReader& s) { read_law_searches(s, c); });
   reader.finish();
   c.resolved = reader.resolved();
+  c.resolved["threads"] = c.threads;  // the count in use, not the 0 that asked for the machine's share
   return c;
 }
 

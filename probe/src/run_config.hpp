@@ -23,7 +23,7 @@ const std::vector<std::string>& known_probes();
 
 struct ProbeRunConfig {
   std::uint64_t seed = 0;
-  int threads = 2;
+  int threads = 0;              // 0: OMP_NUM_THREADS or every core (resolve_thread_count); resolved when read
   std::string device = "auto";  // "auto" (CUDA when available), "cpu", "cuda" or "cuda:N"
   // A wall-time budget for the whole run (0: none); run.cpp says how it is shared between the stages.
   double time_limit_seconds = 0;

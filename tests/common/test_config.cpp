@@ -1,8 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
 
 #include "orbitlaw/common/config.hpp"
 
@@ -78,4 +82,22 @@ TEST(Config, WholeNumbersAreCheckedNotWrappedOrTruncated) {
     EXPECT_NE(std::string(e.what()).find("key 'neg' = -3 must be a whole number in [0, "), std::string::npos)
         << e.what();
   }
+}
+
+// A thread count of 0 is the process's share: OMP_NUM_THREADS when it is a positive count, every core
+// otherwise; an explicit count wins.
+TEST(Config, ThreadCountZeroFollowsOmpNumThreads) {
+  const char* saved = std::getenv("OMP_NUM_THREADS");
+  const std::string saved_value = saved ? saved : "";
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ::setenv("OMP_NUM_THREADS", "3", 1);
+  EXPECT_EQ(orbitlaw::resolve_thread_count(0), 3);
+  EXPECT_EQ(orbitlaw::resolve_thread_count(5), 5);
+  for (const char* unusable : {"0", "-2", "two", "3x", "", "99999"}) {
+    ::setenv("OMP_NUM_THREADS", unusable, 1);
+    EXPECT_EQ(orbitlaw::resolve_thread_count(0), cores) << "'" << unusable << "'";
+  }
+  ::unsetenv("OMP_NUM_THREADS");
+  EXPECT_EQ(orbitlaw::resolve_thread_count(0), cores);
+  if (saved) ::setenv("OMP_NUM_THREADS", saved_value.c_str(), 1);
 }

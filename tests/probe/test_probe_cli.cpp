@@ -3,8 +3,10 @@
 #include <torch/cuda.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "../cli/cli_runner.hpp"
 #include "orbitlaw/common/error.hpp"
@@ -211,4 +213,28 @@ TEST(ProbeCli, ObservableRowsDefaultToOneTokenizerBin) {
   const auto summary = orbitlaw::Json::parse(read_file(out / "probe.json"));
   EXPECT_DOUBLE_EQ(summary["observable"]["fraction"].get<double>(),
                    static_cast<double>(observable) / static_cast<double>(predictions.rows.size()));
+}
+
+// threads = 0 (the default) is this process's share of the machine, OMP_NUM_THREADS when set, and the
+// provenance records the count in use: under a test runner's OMP_NUM_THREADS=1 a probe that took every core
+// would oversubscribe the machine beside the other tests.
+TEST(ProbeCli, ThreadsFollowOmpNumThreadsByDefaultAndTheCountIsRecorded) {
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const char* saved = std::getenv("OMP_NUM_THREADS");
+  const std::string saved_value = saved ? saved : "";
+  ::setenv("OMP_NUM_THREADS", "3", 1);
+  for (const std::string threads : {"", " --set threads=0", " --set threads=1"}) {
+    SCOPED_TRACE(threads);
+    const fs::path out = orbitlaw::test::probe_temp_dir() / ("cli-threads" + std::to_string(threads.size()));
+    auto result = run_orbitlaw("probe --checkpoint " + orbitlaw::test::tiny_checkpoint(41) + " --data " +
+                               data + " --out " + out.string() +
+                               " --set 'probes=[\"newton\"]' --set 'sr.protocols=[]'" + threads);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+    const auto provenance = orbitlaw::Json::parse(read_file(out / "probe.provenance.json"));
+    EXPECT_EQ(provenance["config"]["threads"].get<int>(), threads.ends_with("1") ? 1 : 3);
+  }
+  if (saved)
+    ::setenv("OMP_NUM_THREADS", saved_value.c_str(), 1);
+  else
+    ::unsetenv("OMP_NUM_THREADS");
 }

@@ -23,6 +23,11 @@ using Json = nlohmann::json;
 inline constexpr int kMaxThreads = 1024;
 // Throws Error "<what> must lie in [lowest, kMaxThreads] (got N)" for a thread count outside that range.
 void require_thread_count(const std::string& what, int threads, int lowest);
+// A configured thread count, where 0 means this process's share of the machine: OMP_NUM_THREADS when it is a
+// positive count (a test runner that starts one process per core sets it to 1), every core otherwise. A
+// process that took every core beside other jobs would oversubscribe the machine, and LibTorch's OpenMP
+// workers, spinning at each barrier while another process holds their core, then run many times slower.
+int resolve_thread_count(int threads);
 
 // Reads a JSON object from a file; throws Error naming the file on a missing file or a parse error.
 Json load_json_file(const std::string& path);
