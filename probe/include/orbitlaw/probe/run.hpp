@@ -2,9 +2,9 @@
 // One probe run as `orbitlaw probe` performs it: build the force dataset, run the probes (fine-tune, linear,
 // KNN, Newton), write predictions.h5, run the law searches on the predictions (sr.json), and record
 // provenance. Config keys (all optional), with their defaults in run_config.cpp:
-//   seed, threads, device ("auto": CUDA when available; "cpu", "cuda", "cuda:N"), time_limit_seconds (a wall
-//   budget for the whole run, 0 = none: the model probes get its first half, each law search an equal share
-//   of the rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
+//   seed, threads (0: OMP_NUM_THREADS, else every core), device ("auto": CUDA when available; "cpu",
+//   "cuda", "cuda:N"), time_limit_seconds (a wall budget for the whole run, 0 = none: the model probes get
+//   its first half, each law search an equal share of the rest), label, task ("magnitude": the two-body force-magnitude task and its law searches;
 //   "vector": the force-vector task of force_vectors.hpp, probes finetune, knn, newton, no law search),
 //   target ("force": G m1 m2 / r^2, Vafa et al.'s; "acceleration": the planet's G m2 / r^2, magnitude task),
 //   probes [finetune, linear, knn, knn_log, newton, random] (without a checkpoint: knn, knn_log, newton,
