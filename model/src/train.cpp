@@ -388,11 +388,17 @@ std::vector<torch::Tensor> validation_batches(const TokenStore& store, const Tra
   return batches;
 }
 
-// One optimizer step of grad_accum micro-batches at learning rate `lr`; returns the step's mean loss over
-// every rank.
-double optimizer_step(Gpt& model, torch::optim::AdamW& optimizer, Prefetcher& prefetch,
-                      distributed::DataParallel& dp, const torch::Device& device, bool autocast,
-                      const LossSettings& settings, const TrainConfig& tc, double lr) {
+// What one optimizer step reports: its mean loss over every rank, and the global gradient norm before
+// clipping (NaN when clipping is off, as the norm is then not computed).
+struct StepReport {
+  double loss = 0;
+  double grad_norm = std::numeric_limits<double>::quiet_NaN();
+};
+
+// One optimizer step of grad_accum micro-batches at learning rate `lr`.
+StepReport optimizer_step(Gpt& model, torch::optim::AdamW& optimizer, Prefetcher& prefetch,
+                          distributed::DataParallel& dp, const torch::Device& device, bool autocast,
+                          const LossSettings& settings, const TrainConfig& tc, double lr) {
   for (auto& group : optimizer.param_groups())
     static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
   optimizer.zero_grad();
@@ -407,10 +413,11 @@ double optimizer_step(Gpt& model, torch::optim::AdamW& optimizer, Prefetcher& pr
   }
   // Mean gradients over the ranks before clipping, so every rank clips and steps the same global gradient.
   dp.average_gradients(*model);
-  step_loss = dp.average(step_loss);
-  if (tc.grad_clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), tc.grad_clip);
+  StepReport report{dp.average(step_loss)};
+  if (tc.grad_clip > 0)
+    report.grad_norm = torch::nn::utils::clip_grad_norm_(model->parameters(), tc.grad_clip);
   optimizer.step();
-  return step_loss;
+  return report;
 }
 
 }  // namespace
@@ -478,6 +485,7 @@ TrainResult train(const TrainRequest& request) {
   const std::int64_t tokens_per_step = static_cast<std::int64_t>(global_batch) * tc.grad_accum * (length - 1);
   Budget interval;  // the clock of the tokens/s figure, restarted at each metrics line
   std::int64_t interval_tokens = 0;
+  double interval_grad_norm_max = 0;
   auto save = [&](bool stopped) {
     content.train_state =
         Json{{"step", step},
@@ -494,8 +502,12 @@ TrainResult train(const TrainRequest& request) {
 
   while (step < tc.max_steps) {
     const double lr = learning_rate(tc, step);
-    const double step_loss =
+    const StepReport report =
         optimizer_step(model, optimizer, prefetch, dp, device, autocast, settings, tc, lr);
+    const double step_loss = report.loss;
+    // The largest gradient norm since the last logged line: a spike between two lines is what a diverging
+    // run shows first.
+    if (!(report.grad_norm <= interval_grad_norm_max)) interval_grad_norm_max = report.grad_norm;
     ++step;
     tokens += tokens_per_step;
     interval_tokens += tokens_per_step;
@@ -505,6 +517,10 @@ TrainResult train(const TrainRequest& request) {
     const bool out_of_time = budget.limited() && dp.any(budget.exhausted());
     const bool last = step == tc.max_steps || out_of_time;
     Json line{{"step", step}, {"tokens", tokens}, {"train_loss", step_loss}, {"lr", lr}};
+    if (std::isfinite(report.grad_norm)) {
+      line["grad_norm"] = report.grad_norm;
+      line["grad_norm_max"] = interval_grad_norm_max;
+    }
     if (step % tc.eval_interval == 0 || last) {
       result.final_val_loss = validation_loss(model, val_batches, settings, device, autocast, dp);
       line["val_loss"] = result.final_val_loss;
@@ -516,6 +532,7 @@ TrainResult train(const TrainRequest& request) {
       metrics << line.dump() << "\n" << std::flush;
       interval = Budget();
       interval_tokens = 0;
+      interval_grad_norm_max = 0;
     }
     if (progress) {
       char note[128];

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -133,6 +134,44 @@ TrainRequest tiny_request(const fs::path& out, const std::string& attention = "s
   r.out = out.string();
   r.quiet = true;
   return r;
+}
+
+// Each metrics line carries the step's gradient norm before clipping and the largest since the previous line
+// (what a diverging run shows first); logged every step the two agree, logged every few steps the maximum is
+// that of the same run's per-step norms since the last line. Without clipping no norm is computed or logged.
+TEST(Train, MetricsCarryTheGradientNormAndItsMaximumSinceTheLastLine) {
+  auto dir = temp_dir("grad_norm");
+  auto every = tiny_request(dir / "every");
+  every.train.log_interval = 1;
+  ASSERT_EQ(train(every).steps, 10);
+  const auto steps = read_metrics(dir / "every");
+  ASSERT_EQ(steps.size(), 10u);
+  for (const auto& line : steps) {
+    ASSERT_TRUE(line.contains("grad_norm")) << line.dump();
+    EXPECT_GT(line.at("grad_norm").get<double>(), 0);
+    EXPECT_EQ(line.at("grad_norm_max"), line.at("grad_norm"));
+  }
+
+  auto sparse = tiny_request(dir / "sparse");
+  sparse.train.log_interval = 5;  // lines at steps 4 and 8 (validation), 5 and 10
+  ASSERT_EQ(train(sparse).steps, 10);
+  int previous = 0;
+  for (const auto& line : read_metrics(dir / "sparse")) {
+    const int step = line.at("step").get<int>();
+    double most = 0;
+    for (int s = previous + 1; s <= step; ++s)
+      most = std::max(most, steps[s - 1].at("grad_norm").get<double>());
+    EXPECT_EQ(line.at("grad_norm").get<double>(), steps[step - 1].at("grad_norm").get<double>()) << step;
+    EXPECT_EQ(line.at("grad_norm_max").get<double>(), most) << "step " << step << " since " << previous;
+    previous = step;
+  }
+  EXPECT_EQ(previous, 10);
+
+  auto unclipped = tiny_request(dir / "unclipped");
+  unclipped.train.grad_clip = 0;
+  ASSERT_EQ(train(unclipped).steps, 10);
+  for (const auto& line : read_metrics(dir / "unclipped"))
+    EXPECT_FALSE(line.contains("grad_norm")) << line.dump();
 }
 
 TEST(Train, InterruptedAndResumedRunReproducesTheUninterruptedOne) {
