@@ -346,7 +346,7 @@ void predictions_round_trip_through_hdf5() {
 }
 
 // One test for the four checks: the oracle run (simulation-free, but 10 law searches) is built once per
-// process, and CTest runs every TEST in a process of its own.
+// process, and a process may run this test alone (a --gtest_filter of one test).
 TEST(LawSearch, KnnOracleRecoversNewtonRandomFeaturesDoNotAndCompareSaysSo) {
   knn_oracle_recovers_newton_in_every_galaxy();
   random_feature_probe_does_not_recover_newton();
