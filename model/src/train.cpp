@@ -395,6 +395,28 @@ struct StepReport {
   double grad_norm = std::numeric_limits<double>::quiet_NaN();
 };
 
+// What a metrics line reports about the steps since the previous line: tokens per second, and the largest
+// gradient norm (a spike between two lines is what a diverging run shows first).
+class MetricsInterval {
+ public:
+  void add_step(std::int64_t tokens, double grad_norm) {
+    tokens_ += tokens;
+    if (!(grad_norm <= grad_norm_max_)) grad_norm_max_ = grad_norm;
+  }
+  // Adds the interval's figures to `line` and starts the next interval.
+  void close(Json& line) {
+    const double seconds = clock_.elapsed();
+    line["tokens_per_s"] = seconds > 0 ? static_cast<double>(tokens_) / seconds : 0.0;
+    if (line.contains("grad_norm")) line["grad_norm_max"] = grad_norm_max_;
+    *this = MetricsInterval();
+  }
+
+ private:
+  Budget clock_;
+  std::int64_t tokens_ = 0;
+  double grad_norm_max_ = 0;
+};
+
 // One optimizer step of grad_accum micro-batches at learning rate `lr`.
 StepReport optimizer_step(Gpt& model, torch::optim::AdamW& optimizer, Prefetcher& prefetch,
                           distributed::DataParallel& dp, const torch::Device& device, bool autocast,
@@ -483,9 +505,7 @@ TrainResult train(const TrainRequest& request) {
   TrainResult result;
   result.final_val_loss = std::numeric_limits<double>::quiet_NaN();
   const std::int64_t tokens_per_step = static_cast<std::int64_t>(global_batch) * tc.grad_accum * (length - 1);
-  Budget interval;  // the clock of the tokens/s figure, restarted at each metrics line
-  std::int64_t interval_tokens = 0;
-  double interval_grad_norm_max = 0;
+  MetricsInterval interval;
   auto save = [&](bool stopped) {
     content.train_state =
         Json{{"step", step},
@@ -505,34 +525,24 @@ TrainResult train(const TrainRequest& request) {
     const StepReport report =
         optimizer_step(model, optimizer, prefetch, dp, device, autocast, settings, tc, lr);
     const double step_loss = report.loss;
-    // The largest gradient norm since the last logged line: a spike between two lines is what a diverging
-    // run shows first.
-    if (!(report.grad_norm <= interval_grad_norm_max)) interval_grad_norm_max = report.grad_norm;
     ++step;
     tokens += tokens_per_step;
-    interval_tokens += tokens_per_step;
+    interval.add_step(tokens_per_step, report.grad_norm);
     result.final_train_loss = step_loss;
 
     // Any rank out of time stops them all at the same step (one alone would leave the others waiting).
     const bool out_of_time = budget.limited() && dp.any(budget.exhausted());
     const bool last = step == tc.max_steps || out_of_time;
     Json line{{"step", step}, {"tokens", tokens}, {"train_loss", step_loss}, {"lr", lr}};
-    if (std::isfinite(report.grad_norm)) {
-      line["grad_norm"] = report.grad_norm;
-      line["grad_norm_max"] = interval_grad_norm_max;
-    }
+    if (std::isfinite(report.grad_norm)) line["grad_norm"] = report.grad_norm;
     if (step % tc.eval_interval == 0 || last) {
       result.final_val_loss = validation_loss(model, val_batches, settings, device, autocast, dp);
       line["val_loss"] = result.final_val_loss;
     }
     if (writer && (step % tc.log_interval == 0 || last || line.contains("val_loss"))) {
-      const double interval_s = interval.elapsed();
-      line["tokens_per_s"] = interval_s > 0 ? interval_tokens / interval_s : 0.0;
+      interval.close(line);
       line["elapsed_s"] = start.elapsed_before + budget.elapsed();
       metrics << line.dump() << "\n" << std::flush;
-      interval = Budget();
-      interval_tokens = 0;
-      interval_grad_norm_max = 0;
     }
     if (progress) {
       char note[128];
