@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <limits>
 #include <numbers>
 #include <thread>
+#include <utility>
 
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/budget.hpp"
@@ -20,6 +22,7 @@
 #include "orbitlaw/common/random.hpp"
 #include "orbitlaw/data_parallel.hpp"
 #include "orbitlaw/model.hpp"
+#include "orbitlaw/model/attention_path.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 #include "orbitlaw/model/data.hpp"
 #include "orbitlaw/model/device.hpp"
@@ -311,7 +314,21 @@ void check_output_folder(const TrainRequest& request, const std::string& checkpo
     throw Error("--resume: no checkpoint at '" + checkpoint_path + "'");
 }
 
-Json training_provenance(const TrainRequest& request, distributed::DataParallel& dp) {
+// The model this run trains on `device`: the fused kernel switched off where it failed its parity check there
+// (said on stderr, whatever the verbosity), with the path and why.
+std::pair<ModelConfig, AttentionPath> model_for_device(const TrainRequest& request,
+                                                       const torch::Device& device) {
+  AttentionPath path = choose_attention_path(request.model, device, fused_kernel_available(device));
+  ModelConfig model = request.model;
+  if (!path.fused && path.difference >= 0) {
+    model.attention.allow_fused = false;
+    std::cerr << "warning: " << path.reason << "\n";
+  }
+  return {model, path};
+}
+
+Json training_provenance(const TrainRequest& request, distributed::DataParallel& dp,
+                         const AttentionPath& attention_path) {
   Json versions = simulator::library_versions();
   versions.update(library_versions());
   Json record = provenance_record("train", request.resolved_config, request.train.seed, versions);
@@ -323,6 +340,7 @@ Json training_provenance(const TrainRequest& request, distributed::DataParallel&
   // chosen for (AVX2, AVX512, ...). A rerun matches bit for bit only where both match.
   record["cpu_threads"] = torch::get_num_threads();
   record["cpu_capability"] = at::get_cpu_capability();
+  record["attention_path"] = attention_path.json();
   return record;
 }
 
@@ -462,8 +480,9 @@ TrainResult train(const TrainRequest& request) {
   const int length = request.model.block_size + 1;   // inputs are the first block_size positions
   const Json train_summary = train_store.summary();  // recorded in every checkpoint (what a probe may ask)
 
+  const auto [model_config, attention_path] = model_for_device(request, device);
   torch::manual_seed(tc.seed);
-  Gpt model(request.model);
+  Gpt model(model_config);
   model->to(device);
   model->train();
   // Ranks draw their own dropout masks (the same stream would drop the same units in every slice).
@@ -471,7 +490,7 @@ TrainResult train(const TrainRequest& request) {
   const auto options = torch::optim::AdamWOptions(tc.lr).betas({tc.beta1, tc.beta2});
   torch::optim::AdamW optimizer(parameter_groups(model, tc, options), options);
 
-  CheckpointContent content{request.model, request.tokenizer, Json::object(), Json::object()};
+  CheckpointContent content{model_config, request.tokenizer, Json::object(), Json::object()};
   const StartPoint start = start_point(request, checkpoint_path, content, model, optimizer);
   if (writer) {
     if (request.resume) {
@@ -484,7 +503,7 @@ TrainResult train(const TrainRequest& request) {
   std::int64_t tokens = start.tokens;
   check_ranks_agree(dp, shared_settings(request.resolved_config, step, start.next_batch));
   dp.broadcast_parameters(*model);  // no-op alone; with equal seeds and checkpoints a safeguard
-  content.provenance = training_provenance(request, dp);
+  content.provenance = training_provenance(request, dp, attention_path);
   if (writer)
     write_text_atomic((fs::path(request.out) / "train.provenance.json").string(),
                       content.provenance.dump(2) + "\n");
@@ -503,7 +522,6 @@ TrainResult train(const TrainRequest& request) {
   if (progress) progress->set(step);
 
   TrainResult result;
-  result.final_val_loss = std::numeric_limits<double>::quiet_NaN();
   const std::int64_t tokens_per_step = static_cast<std::int64_t>(global_batch) * tc.grad_accum * (length - 1);
   MetricsInterval interval;
   auto save = [&](bool stopped) {

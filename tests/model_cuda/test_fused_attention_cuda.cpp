@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attention_test_support.hpp"
+#include "orbitlaw/model/attention_path.hpp"
 
 namespace orbitlaw::model::cuda {
 namespace {
@@ -62,6 +63,24 @@ TEST(FusedAttentionCuda, LongSequenceLssar) {
   const Errors err = compare(got, ref);
   std::cout << "  cuda float32 L=4096 d=64 LSSAR: worst rel err " << err.worst() << "\n";
   EXPECT_LT(err.worst(), 1e-3);
+}
+
+// The parity check training runs before it uses the fused kernel (orbitlaw/model/attention_path.hpp) passes
+// on this GPU for both kinds at the small models' head shape, and the path chosen is the fused one.
+TEST(FusedAttentionCuda, TrainingParityCheckPassesAndChoosesTheFusedPath) {
+  if (!cuda_ready()) GTEST_SKIP() << "no CUDA device or no CUDA kernels in this build";
+  const torch::Device gpu(torch::kCUDA);
+  for (const AttentionKind kind : {AttentionKind::kLssa, AttentionKind::kLssar}) {
+    ModelConfig model;
+    model.n_head = 4;
+    model.n_embd = 128;
+    model.block_size = 256;
+    model.attention.kind = kind;
+    const AttentionPath path = choose_attention_path(model, gpu, fused_kernel_available(gpu));
+    std::cout << "  " << path.reason << "\n";
+    EXPECT_TRUE(path.fused) << path.reason;
+    EXPECT_LE(path.difference, kFusedParityTolerance);
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 // world_size x batch_size sequences and trains on its own slice, so N ranks follow one process with batch
 // N x batch_size. Only rank 0 writes the checkpoint, metrics and provenance; without those variables (or with
 // WORLD_SIZE=1) training is the single-process path.
+#include <limits>
 #include <string>
 
 #include "orbitlaw/common/config.hpp"
@@ -66,7 +67,7 @@ struct TrainRequest {
 struct TrainResult {
   int steps = 0;  // optimizer steps completed (in total, across resumes)
   double final_train_loss = 0;
-  double final_val_loss = 0;  // NaN if never evaluated
+  double final_val_loss = std::numeric_limits<double>::quiet_NaN();  // NaN if never evaluated
   bool stopped_by_time_limit = false;
   std::string checkpoint;
   int rank = 0;  // this process's rank in a data-parallel job (0 alone)
