@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
 #include <sstream>
 
@@ -53,9 +54,17 @@ AttentionPath choose_attention_path(const ModelConfig& model, const torch::Devic
   if (!spec.allow_fused) return {false, "model.attention.allow_fused is off"};
   if (spec.offset_rows != 3) return {false, "the fused kernel needs offset_rows = 3"};
   if (!kernel_available) return {false, "no fused kernel on this device"};
-  const double difference =
-      check(spec, device, model.n_head, std::min(model.block_size, 256), model.n_embd / model.n_head);
   std::ostringstream reason;
+  double difference = std::numeric_limits<double>::infinity();
+  try {
+    difference =
+        check(spec, device, model.n_head, std::min(model.block_size, 256), model.n_embd / model.n_head);
+  } catch (
+      const std::exception& e) {  // e.g. a head size the kernel does not support: the unfused path trains
+    reason << "the fused kernel failed its parity check on this device (" << e.what()
+           << "): trained on the unfused path";
+    return {false, reason.str(), difference};
+  }
   if (!(difference <= kFusedParityTolerance)) {
     reason << "the fused kernel differs from the unfused reference by " << difference << " (relative, above "
            << kFusedParityTolerance << ") on this device: trained on the unfused path";
