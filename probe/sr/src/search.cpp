@@ -33,6 +33,7 @@ namespace {
 // Random streams: population p of restart r draws from Xoshiro256(seed, r, p); the held-out split from its
 // own stream, numbered beyond any restart.
 constexpr std::uint64_t kHoldoutStream = 0x686f6c64;  // "hold"
+constexpr std::uint64_t kRefineStream = 0x72656669;   // "refi"
 
 using Clock = std::chrono::steady_clock;
 constexpr double kRestartShare = 0.25;  // share of children whose constants get the extra LM starts
@@ -77,6 +78,13 @@ class HallOfFame {
     }
     return best;
   }
+  // Applies `refine` to every member; it may change the member's constants and loss, not its form.
+  template <typename Refine>
+  void refine_each(Refine&& refine) {
+    for (auto& slot : slots_) {
+      if (slot) refine(*slot);
+    }
+  }
   std::vector<Member> all() const {
     std::vector<Member> out;
     for (const auto& slot : slots_) {
@@ -109,6 +117,7 @@ class Population {
         evaluator_(problem.X),
         hall_(problem.options.max_size) {
     const Options& o = problem.options;
+    choose_batch();  // the first members' constants too are fitted on a batch, as every child's
     for (int k = 0; k < o.population_size; ++k) {
       Expr e = mutator_.random_tree(rng_.uniform_int(1, std::min(o.max_size, 7)), rng_);
       if (!mutator_.fits(e)) e = mutator_.random_tree(1, rng_);
@@ -396,6 +405,22 @@ bool run_restart(const Problem& problem, int restart, double stop_loss, Clock::t
   return exact;
 }
 
+// Constants fitted on batches of rows (Options::batch_size) are a batch's, not the table's: each hall-of-fame
+// member's constants are refitted by Levenberg-Marquardt on every fitted row, starting from its own, and kept
+// where that lowers its loss there. Without batches the constants were fitted on those rows already.
+void refine_on_fitted_rows(HallOfFame& hall, const Problem& problem, std::int64_t& evaluations) {
+  const Options& o = problem.options;
+  if (o.batch_size <= 0 || o.batch_size >= problem.X.rows()) return;
+  Evaluator evaluator(problem.X);
+  const FitTarget target{evaluator, problem.y, problem.weights ? &*problem.weights : nullptr, o.loss};
+  Xoshiro256 rng(o.seed, kRefineStream, 0);
+  hall.refine_each([&](Member& m) {
+    if (m.expr.constant_count() == 0) return;
+    const double loss = fit_constants(m.expr, target, o.optimizer_iterations, 0, rng, evaluations);
+    if (std::isfinite(loss)) m.loss = std::min(m.loss, loss);
+  });
+}
+
 // The hall of fame as front candidates, each shown in canonical form when that form evaluates to the same
 // loss on the fitted rows.
 std::vector<FrontEntry> front_candidates(const HallOfFame& overall, const Problem& problem,
@@ -499,6 +524,7 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
     if (exact || (has_deadline && Clock::now() > deadline)) break;
   }
   if (progress) progress->finish();
+  refine_on_fitted_rows(overall, problem, evaluations);
 
   Eigen::ArrayXd w;
   if (weights) w = w_fit.array();
