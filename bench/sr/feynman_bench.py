@@ -1,10 +1,12 @@
 """Exact-recovery benchmark on Feynman-database equations: orbitlaw sr vs pyoperon and gplearn.
 
-Each equation is sampled noise-free (AI Feynman ranges; Newton's I.9.18 also as r with the probe's ranges), every
-tool gets the same rows, the same operators (+ - * / sqrt exp log sin cos; gplearn has no exp), the same time
+Each equation is sampled (AI Feynman ranges; Newton's I.9.18 also as r with the probe's ranges) and, at each of
+SRBench's noise levels (default 0, 0.001, 0.01, 0.1), the target gets Gaussian noise of standard deviation
+level * RMS(y), as SRBench adds it; every tool gets the same rows, the same operators (+ - * / sqrt exp log sin cos; gplearn has no exp), the same time
 for orbitlaw and pyoperon on 2 threads (gplearn: a fixed number of generations, one process, its faster setting), and every tool's final expression is judged by the same rule: `orbitlaw sr --check`, i.e.
 SRBench's (constants below 1e-4 -> 0, others rounded to 3 significant digits, simplified; recovered if the
-ratio or difference with the true law is constant). Wall time is measured around each tool's fit.
+ratio or difference with the true law is constant; with noise the found law is still judged against the
+noise-free law). Wall time is measured around each tool's fit.
 """
 import argparse
 import json
@@ -64,6 +66,20 @@ def evaluate(formula, columns):
     scope = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "pi": math.pi}
     scope.update(columns)
     return eval(formula.replace("^", "**"), {"__builtins__": {}}, scope)
+
+
+def add_noise(y, level, rng):
+    """SRBench's target noise: y + N(0, (level * RMS(y))^2) per row."""
+    if level == 0:
+        return y
+    return y + rng.normal(0.0, level * math.sqrt(float(np.mean(np.square(y)))), len(y))
+
+
+def parse_levels(text):
+    levels = [float(v) for v in text.split(",") if v.strip()]
+    if not levels or any(not math.isfinite(v) or v < 0 for v in levels):
+        raise SystemExit(f"feynman_bench: error: --noise needs non-negative numbers, got '{text}'")
+    return levels
 
 
 def write_csv(path, names, X, y):
@@ -164,56 +180,71 @@ def main():
     parser.add_argument("--rows", type=int, default=500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--only", default="", help="comma-separated equation ids")
+    parser.add_argument("--noise", default="0,0.001,0.01,0.1",
+                        help="comma-separated noise levels (SRBench's: 0, 0.001, 0.01, 0.1)")
     parser.add_argument("--tools", default="orbitlaw,pyoperon,gplearn")
     parser.add_argument("--out", default="", help="write results JSON here")
     args = parser.parse_args()
     tools = args.tools.split(",")
+    levels = parse_levels(args.noise)
     equations = [e for e in EQUATIONS if not args.only or e[0] in args.only.split(",")]
     rng = np.random.default_rng(args.seed)
     results = []
     workdir = tempfile.mkdtemp(prefix="orbitlaw_sr_bench_")
-    print(f"{len(equations)} equations, {args.rows} rows, {args.time:g} s for orbitlaw/pyoperon, "
-          f"gplearn 1000 x {args.gplearn_generations} generations, 2 cores each", flush=True)
+    print(f"{len(equations)} equations x noise levels {levels}, {args.rows} rows, {args.time:g} s for "
+          f"orbitlaw/pyoperon, gplearn 1000 x {args.gplearn_generations} generations, 2 cores each", flush=True)
     for eq_id, formula, ranges in equations:
         names = list(ranges)
+        # The rows are drawn as before noise levels existed (level 0 reproduces the noise-free benchmark); each
+        # level's noise has its own generator, so adding a level changes no other level's data.
         columns = sample(ranges, args.rows, rng)
         X = np.column_stack([columns[n] for n in names])
-        y = evaluate(formula, columns)
-        csv = os.path.join(workdir, eq_id + ".csv")
-        write_csv(csv, names, X, y)
-        row = {"equation": eq_id, "formula": formula}
-        for tool in tools:
-            try:
-                if tool == "orbitlaw":
-                    found, elapsed, err = run_orbitlaw(args.orbitlaw, csv, names, y, args.time, args.seed, workdir)
-                elif tool == "pyoperon":
-                    found, elapsed, err = run_pyoperon(X, y, names, args.time, args.seed)
-                else:
-                    found, elapsed, err = run_gplearn(X, y, names, args.gplearn_generations, args.seed)
-            except Exception as e:  # a peer failing on one equation is a result, not a crash
-                found, elapsed, err = None, float("nan"), repr(e)
-            ok = check(args.orbitlaw, csv, names, found, formula)
-            row[tool] = {"recovered": ok, "seconds": elapsed, "expression": found, "error": err}
-            print(f"{eq_id:10s} {tool:9s} {'EXACT' if ok else '-':5s} {elapsed:7.2f} s  {found}", flush=True)
-        results.append(row)
+        y_clean = evaluate(formula, columns)
+        for level in levels:
+            noise_rng = np.random.default_rng([args.seed, int(round(level * 1e6))])
+            y = add_noise(y_clean, level, noise_rng)
+            csv = os.path.join(workdir, f"{eq_id}-noise{level:g}.csv")
+            write_csv(csv, names, X, y)
+            row = {"equation": eq_id, "formula": formula, "noise": level}
+            for tool in tools:
+                try:
+                    if tool == "orbitlaw":
+                        found, elapsed, err = run_orbitlaw(args.orbitlaw, csv, names, y, args.time, args.seed,
+                                                           workdir)
+                    elif tool == "pyoperon":
+                        found, elapsed, err = run_pyoperon(X, y, names, args.time, args.seed)
+                    else:
+                        found, elapsed, err = run_gplearn(X, y, names, args.gplearn_generations, args.seed)
+                except Exception as e:  # a peer failing on one equation is a result, not a crash
+                    found, elapsed, err = None, float("nan"), repr(e)
+                ok = check(args.orbitlaw, csv, names, found, formula)
+                row[tool] = {"recovered": ok, "seconds": elapsed, "expression": found, "error": err}
+                print(f"{eq_id:10s} noise {level:<6g} {tool:9s} {'EXACT' if ok else '-':5s} {elapsed:7.2f} s  {found}",
+                      flush=True)
+            results.append(row)
 
-    print("\nsummary (exact recovery by SRBench's rule; wall time per equation on 2 cores)")
+    print("\nsummary (exact recovery by SRBench's rule against the noise-free law; wall time per equation on 2 cores)")
     summary = {}
-    for tool in tools:
-        rec = sum(r[tool]["recovered"] for r in results)
-        times = [r[tool]["seconds"] for r in results if not math.isnan(r[tool]["seconds"])]
-        summary[tool] = {"recovered": rec, "equations": len(results), "rate": rec / len(results),
-                         "median_seconds": statistics.median(times), "total_seconds": sum(times)}
-        print(f"  {tool:9s} {rec:2d}/{len(results)} = {100 * rec / len(results):5.1f}%   median {statistics.median(times):6.2f} s"
-              f"   total {sum(times):7.1f} s")
-    if "orbitlaw" in summary:
-        for peer in tools:
-            if peer == "orbitlaw":
-                continue
-            o, p = summary["orbitlaw"], summary[peer]
-            rate_ratio = o["rate"] / p["rate"] if p["rate"] > 0 else float("inf")
-            print(f"  orbitlaw vs {peer}: recovery x{rate_ratio:.2f}, median time x{o['median_seconds'] / p['median_seconds']:.2f},"
-                  f" total time x{o['total_seconds'] / p['total_seconds']:.2f}")
+    for level in levels:
+        rows = [r for r in results if r["noise"] == level]
+        summary[f"{level:g}"] = level_summary = {}
+        print(f"noise {level:g}")
+        for tool in tools:
+            rec = sum(r[tool]["recovered"] for r in rows)
+            times = [r[tool]["seconds"] for r in rows if not math.isnan(r[tool]["seconds"])]
+            median = statistics.median(times) if times else float("nan")
+            level_summary[tool] = {"recovered": rec, "equations": len(rows), "rate": rec / len(rows),
+                                   "median_seconds": median, "total_seconds": sum(times)}
+            print(f"  {tool:9s} {rec:2d}/{len(rows)} = {100 * rec / len(rows):5.1f}%   median {median:6.2f} s"
+                  f"   total {sum(times):7.1f} s")
+        if "orbitlaw" in level_summary:
+            for peer in tools:
+                if peer == "orbitlaw":
+                    continue
+                o, p = level_summary["orbitlaw"], level_summary[peer]
+                rate_ratio = o["rate"] / p["rate"] if p["rate"] > 0 else float("inf")
+                print(f"  orbitlaw vs {peer}: recovery x{rate_ratio:.2f}, median time "
+                      f"x{o['median_seconds'] / p['median_seconds']:.2f}, total time x{o['total_seconds'] / p['total_seconds']:.2f}")
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"settings": vars(args), "results": results, "summary": summary}, f, indent=2)
