@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "feynman_data.hpp"
+#include "orbitlaw/common/error.hpp"
 #include "orbitlaw/sr.hpp"
 
 namespace sr = orbitlaw::sr;
@@ -192,4 +193,50 @@ TEST(SrDefaults, HeldOutRowsChooseNewtonDespiteNoise) {
   EXPECT_EQ(r.selection, "score");
   EXPECT_EQ(r.holdout_rows, 0);
   EXPECT_TRUE(std::isnan(r.front[0].holdout_loss));
+}
+
+TEST(SrDefaults, ANoisySearchStopsAtTheHeldOutNoiseFloor) {
+  // Newton with 1% noise: once m1*m2/r^2 is on the front, its held-out loss is the noise's and nothing the
+  // search adds lowers it by a standard error, so the search stops long before its 200 iterations, with
+  // Newton selected. With holdout_patience 0 the same seed runs every iteration.
+  auto d = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 2000, 430, 0.01);
+  sr::Options o = defaults_budget(0);
+  o.iterations = 200;
+  EXPECT_EQ(sr::Options{}.holdout_patience, 30);
+  o.holdout_patience = 10;
+  const sr::Result r = sr::search(d.X, d.y, d.names, o);
+  EXPECT_EQ(r.stop_reason, "held-out plateau");
+  EXPECT_LT(r.iterations_run, 100);
+  EXPECT_GT(r.iterations_run, 10);  // the first gain sets the level: at least holdout_patience more
+  EXPECT_EQ(sr::result_json(r)["stop_reason"], "held-out plateau");
+  const auto eq = sr::check_equivalence(r.front[r.best].expr, sr::parse("m1*m2/r^2", d.names), d.X);
+  EXPECT_TRUE(eq.equivalent && eq.relation == "ratio") << r.front[r.best].text;
+
+  o.holdout_patience = 0;
+  o.iterations = r.iterations_run + 5;
+  const sr::Result all = sr::search(d.X, d.y, d.names, o);
+  EXPECT_EQ(all.iterations_run, r.iterations_run + 5);
+  EXPECT_EQ(all.stop_reason, "iterations");
+
+  // No held-out rows (fewer than holdout_min_rows): no plateau to see, every iteration runs.
+  auto small = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 200, 431, 0.01);
+  o.holdout_patience = 1;
+  o.iterations = 15;
+  EXPECT_EQ(sr::search(small.X, small.y, small.names, o).iterations_run, 15);
+
+  // Noiseless data stop at the exact fit instead, and say so.
+  auto exact = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 400, 432);
+  o.iterations = 200;
+  o.holdout_patience = 30;
+  const sr::Result e = sr::search(exact.X, exact.y, exact.names, o);
+  EXPECT_EQ(e.stop_reason, "exact fit");
+
+  // A time limit that has passed after the first iteration.
+  o.time_limit_seconds = 1e-9;
+  const sr::Result cut = sr::search(d.X, d.y, d.names, o);
+  EXPECT_EQ(cut.stop_reason, "time limit");
+  EXPECT_EQ(cut.iterations_run, 1);
+
+  o.holdout_patience = -1;
+  EXPECT_THROW(sr::validate(o), orbitlaw::Error);
 }

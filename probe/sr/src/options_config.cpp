@@ -46,6 +46,7 @@ void read_options(ConfigReader& reader, Options& o) {
   o.migration_fraction = reader.get("migration_fraction", o.migration_fraction);
   o.holdout_fraction = reader.get("holdout_fraction", o.holdout_fraction);
   o.holdout_min_rows = reader.get("holdout_min_rows", o.holdout_min_rows);
+  o.holdout_patience = reader.get("holdout_patience", o.holdout_patience);
 }
 
 }  // namespace orbitlaw::sr

@@ -307,6 +307,49 @@ void set_holdout_loss(FrontEntry& e, const Eigen::MatrixXd& X, const Eigen::Arra
   e.holdout_loss_se = std::sqrt((values - values.mean()).square().sum() / (n - 1) / n);
 }
 
+// The rows held out from the fit, as the search measures them.
+struct HeldOut {
+  Eigen::MatrixXd X;
+  Eigen::ArrayXd y;
+  std::optional<Eigen::ArrayXd> weights;
+  const Eigen::ArrayXd* weights_or_null() const { return weights ? &*weights : nullptr; }
+};
+
+// The noise floor, seen from the held-out rows: the front's lowest held-out loss, iteration by iteration, and
+// how many iterations it has gone without falling by more than the standard error of the lowest so far. On
+// noisy data the search keeps lowering the loss on the fitted rows with terms that fit their noise; on the
+// held-out rows those terms gain nothing, so a long run without a gain beyond one standard error means
+// nothing left to find but noise.
+class HeldOutPlateau {
+ public:
+  HeldOutPlateau(const HeldOut& held, LossKind kind) : held_(held), kind_(kind) {}
+  // Returns the number of iterations since the last gain, this one included.
+  int update(const std::vector<Member>& front) {
+    FrontEntry lowest;
+    lowest.holdout_loss = INFINITY;
+    for (const Member& m : front) {
+      FrontEntry e;
+      e.expr = m.expr;
+      set_holdout_loss(e, held_.X, held_.y, kind_, held_.weights_or_null());
+      if (e.holdout_loss < lowest.holdout_loss) lowest = std::move(e);
+    }
+    if (std::isfinite(lowest.holdout_loss) && lowest.holdout_loss < best_ - best_se_) {
+      best_ = lowest.holdout_loss;
+      best_se_ = lowest.holdout_loss_se;
+      stale_ = 0;
+    } else {
+      ++stale_;
+    }
+    return stale_;
+  }
+
+ private:
+  const HeldOut& held_;
+  LossKind kind_;
+  double best_ = INFINITY, best_se_ = 0;
+  int stale_ = 0;
+};
+
 bool has_op(const OperatorSet& set, Op op) {
   return std::find(set.unary.begin(), set.unary.end(), op) != set.unary.end() ||
          std::find(set.binary.begin(), set.binary.end(), op) != set.binary.end();
@@ -354,12 +397,13 @@ std::optional<std::string> power_law_notice(const Eigen::MatrixXd& X, const Eige
          (needs_pow ? "the operator pow" : "the operator sqrt or pow") + ", which is off";
 }
 
-// One restart: fresh populations evolved for options.iterations, until the deadline, or until an exact fit
-// (loss <= stop_loss) has kept its simplest form for target_patience iterations. Its hall of fame joins
-// `overall`. Returns whether the exact fit stopped it.
-bool run_restart(const Problem& problem, int restart, double stop_loss, Clock::time_point deadline,
-                 bool has_deadline, HallOfFame& overall, Result& result, std::int64_t& evaluations,
-                 Progress* progress) {
+// One restart: fresh populations evolved for options.iterations, until the deadline, until an exact fit
+// (loss <= stop_loss) has kept its simplest form for target_patience iterations, or, with held-out rows,
+// until their lowest loss has not fallen for holdout_patience iterations. Its hall of fame joins `overall`.
+// Returns why it stopped (Result::stop_reason).
+std::string run_restart(const Problem& problem, int restart, double stop_loss, Clock::time_point deadline,
+                        bool has_deadline, const HeldOut* held, HallOfFame& overall, Result& result,
+                        std::int64_t& evaluations, Progress* progress) {
   const Options& options = problem.options;
   std::vector<Population> populations;
   populations.reserve(options.populations);
@@ -367,9 +411,11 @@ bool run_restart(const Problem& problem, int restart, double stop_loss, Clock::t
     populations.emplace_back(problem, Xoshiro256(options.seed, restart, p));
   HallOfFame hall(options.max_size);
   int simplest_at_target = -1, unchanged = 0;
-  bool exact = false;
+  std::optional<HeldOutPlateau> plateau;
+  if (held && options.holdout_patience > 0) plateau.emplace(*held, options.loss);
+  std::string stop = "iterations";
   const int threads = std::min(options.threads, options.populations);
-  for (int iteration = 0; iteration < options.iterations && !exact; ++iteration) {
+  for (int iteration = 0; iteration < options.iterations && stop == "iterations"; ++iteration) {
     auto work = [&](int first) {
       for (int p = first; p < options.populations; p += threads)
         populations[p].evolve(deadline, has_deadline);
@@ -389,7 +435,10 @@ bool run_restart(const Problem& problem, int restart, double stop_loss, Clock::t
       progress->advance();
       progress->set_note("best loss " + std::to_string(hall.min_loss()));
     }
-    if (has_deadline && Clock::now() > deadline) break;
+    if (has_deadline && Clock::now() > deadline) {
+      stop = "time limit";
+      break;
+    }
     if (hall.min_loss() <= stop_loss) {
       int simplest = options.max_size + 1;
       for (const Member& m : front) {
@@ -397,12 +446,14 @@ bool run_restart(const Problem& problem, int restart, double stop_loss, Clock::t
       }
       unchanged = simplest == simplest_at_target ? unchanged + 1 : 0;
       simplest_at_target = simplest;
-      exact = unchanged >= options.target_patience;
+      if (unchanged >= options.target_patience) stop = "exact fit";
     }
+    if (stop == "iterations" && plateau && plateau->update(front) >= options.holdout_patience)
+      stop = "held-out plateau";
   }
   for (const auto& population : populations) evaluations += population.evaluations();
   overall.merge(hall);
-  return exact;
+  return stop;
 }
 
 // Constants fitted on batches of rows (Options::batch_size) are a batch's, not the table's: each hall-of-fame
@@ -476,6 +527,7 @@ void validate(const Options& o) {
   if (!(o.holdout_fraction >= 0 && o.holdout_fraction < 1))
     throw Error("sr option 'holdout_fraction' must be in [0, 1)");
   if (o.holdout_min_rows < 0) throw Error("sr option 'holdout_min_rows' must not be negative");
+  if (o.holdout_patience < 0) throw Error("sr option 'holdout_patience' must not be negative");
 }
 
 Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
@@ -505,6 +557,14 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
     problem.loss_floor = std::max(loss_floor(options.loss, problem.reference_loss), 1e-300);
   }
 
+  std::optional<HeldOut> held_out;
+  if (!held.empty()) {
+    held_out.emplace();
+    held_out->X = X(held, Eigen::all);
+    held_out->y = y(held).array();
+    if (weights) held_out->weights = (*weights)(held).array();
+  }
+
   const auto start = Clock::now();
   const bool has_deadline = options.time_limit_seconds > 0;
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
@@ -519,9 +579,14 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   // An exact fit stops the search (after target_patience iterations without a simpler exact form).
   const double stop_loss = std::max(options.target_loss, problem.loss_floor);
   for (int restart = 0; restart < options.restarts; ++restart) {
-    const bool exact = run_restart(problem, restart, stop_loss, deadline, has_deadline, overall, result,
-                                   evaluations, progress ? &*progress : nullptr);
-    if (exact || (has_deadline && Clock::now() > deadline)) break;
+    result.stop_reason =
+        run_restart(problem, restart, stop_loss, deadline, has_deadline, held_out ? &*held_out : nullptr,
+                    overall, result, evaluations, progress ? &*progress : nullptr);
+    if (result.stop_reason == "exact fit") break;
+    if (has_deadline && Clock::now() > deadline) {
+      result.stop_reason = "time limit";
+      break;
+    }
   }
   if (progress) progress->finish();
   refine_on_fitted_rows(overall, problem, evaluations);
@@ -529,13 +594,9 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   Eigen::ArrayXd w;
   if (weights) w = w_fit.array();
   std::vector<FrontEntry> candidates = front_candidates(overall, problem, X_fit, weights ? &w : nullptr);
-  if (!held.empty()) {
-    const Eigen::MatrixXd X_held = X(held, Eigen::all);
-    const Eigen::ArrayXd y_held = y(held).array();
-    Eigen::ArrayXd w_held;
-    if (weights) w_held = (*weights)(held).array();
+  if (held_out) {
     for (auto& entry : candidates)
-      set_holdout_loss(entry, X_held, y_held, options.loss, weights ? &w_held : nullptr);
+      set_holdout_loss(entry, held_out->X, held_out->y, options.loss, held_out->weights_or_null());
   }
   Result front = make_front(std::move(candidates), names, problem.loss_floor);
   front.holdout_rows = static_cast<int>(held.size());
@@ -548,6 +609,7 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   front.loss = options.loss;
   front.loss_auto = requested.loss == LossKind::kAuto;
   front.iterations_run = result.iterations_run;
+  front.stop_reason = result.stop_reason;
   front.evaluations = evaluations;
   front.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return front;

@@ -125,11 +125,11 @@ double fit_constants(Expr& expr, const Eigen::MatrixXd& X, const Eigen::VectorXd
                      const Eigen::VectorXd* weights = nullptr, int restarts = 2, int iterations = 30,
                      std::uint64_t seed = 0);
 
-// Bootstrap of a fitted expression: `resamples` times the rows are drawn with replacement (a stream of `seed`)
-// and the constants refitted by Levenberg-Marquardt from the fitted values (loss `kind`; kAuto is resolved from
-// y). Refits whose loss is not finite are dropped and counted. The intervals are the central `confidence` share
-// of the refits (percentiles, linear interpolation); constants in prefix order, as Expr::nodes() holds them.
-// An expression without constants gives no refits: its form fixes everything.
+// Bootstrap of a fitted expression: `resamples` times the rows are drawn with replacement (a stream of
+// `seed`) and the constants refitted by Levenberg-Marquardt from the fitted values (loss `kind`; kAuto is
+// resolved from y). Refits whose loss is not finite are dropped and counted. The intervals are the central
+// `confidence` share of the refits (percentiles, linear interpolation); constants in prefix order, as
+// Expr::nodes() holds them. An expression without constants gives no refits: its form fixes everything.
 struct ConstantInterval {
   double value = 0;  // as fitted on every row
   double low = NAN, high = NAN;
@@ -183,6 +183,10 @@ struct Options {
   // small tables searched on every row as before.
   double holdout_fraction = 0.2;
   int holdout_min_rows = 250;
+  // With held-out rows, a restart stops at the noise floor: when the front's lowest held-out loss has not
+  // fallen by more than its own standard error for holdout_patience iterations, what the search still
+  // finds only fits the noise of the fitted rows. 0: never stop on held-out losses.
+  int holdout_patience = 30;
   bool progress = false;  // print a progress line (orbitlaw::Progress) on stderr
 };
 
@@ -227,6 +231,9 @@ struct Result {
   // is off.
   std::vector<std::string> notices;
   int iterations_run = 0;
+  // Why the search ended: "iterations" (the budget ran out), "time limit", "exact fit" (at the rounding floor
+  // for target_patience iterations) or "held-out plateau" (Options::holdout_patience).
+  std::string stop_reason = "iterations";
   double seconds = 0;
   std::int64_t evaluations = 0;  // expression evaluations on the data (LM steps included)
 };
