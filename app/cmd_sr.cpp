@@ -20,6 +20,7 @@ namespace {
 struct SrFlags {
   std::string data, x, y, weights, out, operators, loss, target, check;
   double zero_below = 0;
+  int significant_digits = 3;
   int max_size = 0, threads = 0, iterations = 0;
   std::uint64_t seed = 0;
   double time_limit = -1;
@@ -87,6 +88,7 @@ Json merged_config(CLI::App* sub, ConfigOptions& options, const SrFlags& flags) 
   flag("--loss", "loss", flags.loss);
   flag("--target", "target", flags.target);
   flag("--zero-below", "zero_below", flags.zero_below);
+  flag("--significant-digits", "significant_digits", flags.significant_digits);
   return config;
 }
 
@@ -102,6 +104,7 @@ SrRequest read_request(const Json& config) {
   r.out = reader.get<std::string>("out", "");
   r.target = reader.get<std::string>("target", "");
   r.rule.zero_below = reader.get<double>("zero_below", r.rule.zero_below);
+  r.rule.significant_digits = reader.get<int>("significant_digits", r.rule.significant_digits);
   r.options.seed = reader.get<std::uint64_t>("seed", r.options.seed);
   sr::read_options(reader, r.options);
   reader.finish();
@@ -115,6 +118,10 @@ SrRequest read_request(const Json& config) {
   if (!(r.rule.zero_below >= 0) || !std::isfinite(r.rule.zero_below))
     throw Error("sr: zero_below must be finite and not negative (got " + format_number(r.rule.zero_below) +
                 ")");
+  // 17 significant digits keep every double as it is: the rule without its rounding.
+  if (r.rule.significant_digits < 1 || r.rule.significant_digits > 17)
+    throw Error("sr: significant_digits must be between 1 and 17 (got " +
+                std::to_string(r.rule.significant_digits) + ")");
   return r;
 }
 
@@ -218,6 +225,10 @@ void add_sr_command(CLI::App& app) {
   sub->add_option("--check", flags.check, "skip the search; only compare this expression with --target");
   sub->add_option("--zero-below", flags.zero_below,
                   "equivalence: constants below this magnitude count as 0 (SRBench: 1e-4; default 0)");
+  sub->add_option("--significant-digits", flags.significant_digits,
+                  "equivalence: the found law's constants are rounded to this many digits first (SRBench: 3, "
+                  "the default; 17 keeps them as they are)")
+      ->check(int_range);
   sub->callback([sub, &options] {
     const SrRequest request = read_request(merged_config(sub, options, flags));
     run_sr(request, sub->count("--check") > 0 ? flags.check : std::string());

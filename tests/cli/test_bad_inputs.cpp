@@ -125,6 +125,8 @@ TEST(BadInputs, OutOfRangeNumbers) {
        {"inspect " + data + " --system 40", 1, "system 40 is out of range"},
        {"inspect " + data + " --token-range 5 1", 1, "--token-range"},
        {sr + "--zero-below -1", 1, "zero_below"},
+       {sr + "--significant-digits 0", 1, "significant_digits must be between 1 and 17"},
+       {sr + "--significant-digits 18", 1, "significant_digits must be between 1 and 17"},
        {sr + "--time-limit nan", 1, "time_limit"},
        {sr + "--time-limit -3", 1, "time_limit"},
        {sr + "--max-size -3", 1, "max_size"},

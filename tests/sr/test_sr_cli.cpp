@@ -78,6 +78,22 @@ TEST(SrCli, DefaultLossIsChosenFromTheDataAndRecorded) {
   EXPECT_EQ(j["provenance"]["config"]["loss"], "auto");
 }
 
+TEST(SrCli, CheckRoundsConstantsAsAskedBeforeJudging) {
+  // SRBench's rule rounds the found law's constants to 3 digits, so a cube root found to full precision
+  // (0.3333333333333333) becomes 0.333 and no longer equals the target's 1/3 across m1's two decades;
+  // with 17 digits nothing is rounded and the same law is judged equal (ratio 3^(-1/3)).
+  const std::string check = "sr --data " + write_newton_csv().string() +
+                            " --x r,m1,m2 --y F --check '0.6933612743506348*r*m1^0.3333333333333333' " +
+                            "--target 'r*m1^(1/3)'";
+  auto srbench = run_orbitlaw(check);
+  ASSERT_EQ(srbench.exit_code, 0) << srbench.output;
+  EXPECT_NE(srbench.output.find("\"equivalent\":false"), std::string::npos) << srbench.output;
+  auto full = run_orbitlaw(check + " --significant-digits 17");
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  EXPECT_NE(full.output.find("\"equivalent\":true"), std::string::npos) << full.output;
+  EXPECT_NE(full.output.find("\"relation\":\"ratio\""), std::string::npos) << full.output;
+}
+
 TEST(SrCli, BadDataIsOneLineErrorAndNoOutput) {
   fs::path dir = scratch_dir();
   auto write = [&](const std::string& name, const std::string& content) {
