@@ -172,6 +172,13 @@ def run_gplearn(X, y, names, generations, seed):
     return gplearn_to_infix(reg._program, names), elapsed, ""
 
 
+def write_results(args, results, summary):
+    """The run's settings, every search and the summary, as JSON at --out (when given)."""
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"settings": vars(args), "results": results, "summary": summary}, f, indent=2)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--orbitlaw", required=True)
@@ -245,9 +252,7 @@ def main():
                 rate_ratio = o["rate"] / p["rate"] if p["rate"] > 0 else float("inf")
                 print(f"  orbitlaw vs {peer}: recovery x{rate_ratio:.2f}, median time "
                       f"x{o['median_seconds'] / p['median_seconds']:.2f}, total time x{o['total_seconds'] / p['total_seconds']:.2f}")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"settings": vars(args), "results": results, "summary": summary}, f, indent=2)
+    write_results(args, results, summary)
     return 0
 
 
