@@ -27,7 +27,7 @@ from feynman_bench import evaluate, sample, write_csv, write_results
 G = 4 * math.pi ** 2
 NEWTON_RANGES = {"r": (0.5, 30), "m1": (1e-4, 1e-2, "log"), "m2": (0.5, 5)}
 
-# (name, formula, law to recover up to a constant factor or offset, ranges, rows, multiplicative noise)
+# (name, formula, law to recover up to a constant factor or offset, input ranges); 500 rows (--rows), noiseless
 NOISELESS = [
     ("force r^-2.5", f"{G}*m1*m2/r^2.5", "m1*m2/r^2.5", NEWTON_RANGES),
     ("orbital speed", "6.283185307179586*sqrt(M/r)", "sqrt(M/r)", {"M": (0.5, 5), "r": (0.3, 40)}),
