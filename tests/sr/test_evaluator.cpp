@@ -179,3 +179,40 @@ TEST(Evaluator, BuffersReusedAcrossExpressionsOfDifferentShapes) {
   evaluator.values_and_jacobian(sr::parse("x*x", names), jacobian);
   EXPECT_EQ(jacobian.cols(), 0);
 }
+
+// Powers take two paths: exp(b log a) when every base is positive, std::pow otherwise. Against the reference
+// on both: large results on positive bases (the logarithm's rounding grows with |b log a|), and a column
+// with negative and zero bases, where whole exponents give real values and 0^0 = 1.
+TEST(Evaluator, PowersMatchStdPowOnPositiveAndOnSignedBases) {
+  const std::vector<std::string> names = {"x"};
+  Eigen::MatrixXd positive(6, 1), signed_bases(6, 1);
+  positive << 0.25, 0.5, 1, 2, 2.5, 3;
+  signed_bases << -2, -0.5, 0, 0.5, 1, 3;
+  const std::vector<std::pair<const Eigen::MatrixXd*, std::string>> cases = {
+      {&positive, "pow(1.1*x, 40.3)"},  {&positive, "pow(x, -25.5*x)"},     {&positive, "2*pow(0.9*x, 1.7)"},
+      {&signed_bases, "pow(1.5*x, 2)"}, {&signed_bases, "pow(x, 3) + 0.5"}, {&signed_bases, "pow(x, 0)"}};
+  for (const auto& [X, text] : cases) {
+    SCOPED_TRACE(text);
+    const sr::Expr e = sr::parse(text, names);
+    const int m = e.constant_count();
+    sr::Evaluator evaluator(*X);
+    Eigen::ArrayXXd jacobian;
+    const Eigen::ArrayXd values = evaluator.values_and_jacobian(e, jacobian);
+    const Eigen::ArrayXd plain = evaluator.values(e);
+    for (Eigen::Index i = 0; i < X->rows(); ++i) {
+      std::size_t pos = 0;
+      int constant = 0;
+      const Dual want = reference(e.nodes(), pos, constant, m, X->row(i));
+      ASSERT_TRUE(std::isfinite(want.value)) << "row " << i;
+      EXPECT_LT(difference(values[i], want.value), 1e-13) << "row " << i;
+      EXPECT_LT(difference(plain[i], want.value), 1e-13) << "row " << i;
+      for (int k = 0; k < m; ++k) {
+        if (std::isfinite(want.d[k])) {
+          EXPECT_LT(difference(jacobian(i, k), want.d[k]), 1e-12) << "row " << i << " constant " << k;
+        } else {
+          EXPECT_FALSE(std::isfinite(jacobian(i, k))) << "row " << i << " constant " << k;
+        }
+      }
+    }
+  }
+}
