@@ -3,8 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 
+#include "constant_fit.hpp"
+#include "evaluator.hpp"
 #include "feynman_data.hpp"
 #include "orbitlaw/sr.hpp"
 
@@ -72,4 +75,27 @@ TEST(SrConstantFit, KeepsConstantsWhenNothingImproves) {
   sr::Expr e = sr::parse("3*x", d.names);
   EXPECT_EQ(sr::fit_constants(e, d.X, d.y, sr::LossKind::kL2), 0.0);
   EXPECT_EQ(constant_at(e, 0), 3.0);
+}
+
+// The search's quick fit against the thorough one on the probe's loss (thresholded L1), noisy Newton from
+// constants 30% off: the quick fit must land within 2% of the thorough fit's loss with at most two thirds of
+// its evaluations (a search saves more: its children start from their parents' fitted constants).
+TEST(SrConstantFit, TheSearchFitNearlyMatchesTheThoroughFitAtAFractionOfItsCost) {
+  auto d = sr::test::sample("39.478*m1*m2/r^2", {{"r", 0.3, 5}, {"m1", 1e-4, 1e-2, true}, {"m2", 0.5, 5}},
+                            300, 5, 0.05);
+  const Eigen::ArrayXd y = d.y.array();
+  sr::Evaluator evaluator(d.X);
+  double loss[2];
+  std::int64_t evaluations[2] = {0, 0};
+  const sr::FitEffort efforts[2] = {sr::kThoroughFit, sr::kSearchFit};
+  for (int k = 0; k < 2; ++k) {
+    sr::Expr e = sr::parse("27.6*m1*m2/(r + 0.1)^1.7", d.names);
+    const sr::FitTarget target{evaluator, y, nullptr, sr::LossKind::kThresholdedL1, efforts[k]};
+    orbitlaw::Xoshiro256 rng(1, 0, 0);
+    loss[k] = sr::fit_constants(e, target, 30, 0, rng, evaluations[k]);
+  }
+  std::printf("thorough fit: loss %.6g in %lld evaluations; search fit: %.6g in %lld\n", loss[0],
+              static_cast<long long>(evaluations[0]), loss[1], static_cast<long long>(evaluations[1]));
+  EXPECT_LT(loss[1], loss[0] * 1.02);
+  EXPECT_LE(3 * evaluations[1], 2 * evaluations[0]);
 }

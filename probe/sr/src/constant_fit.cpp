@@ -40,8 +40,9 @@ class LevenbergMarquardt {
     if (target.kind == LossKind::kLog) log_y_ = target.y.log();
   }
 
-  // Minimises sum (scale * (f(p) - f(y)))^2 with f = identity or log; returns false if it could not start.
-  bool run(Expr& e, Residual kind, const Eigen::ArrayXd& scale, int iterations) {
+  // Minimises sum (scale * (f(p) - f(y)))^2 with f = identity or log, until a step lowers it by less than
+  // `tolerance` times itself; returns false if it could not start.
+  bool run(Expr& e, Residual kind, const Eigen::ArrayXd& scale, int iterations, double tolerance = 1e-10) {
     Eigen::VectorXd c = get_constants(e);
     Eigen::ArrayXd r;
     Eigen::MatrixXd J;
@@ -82,7 +83,7 @@ class LevenbergMarquardt {
       double improvement = cost - new_cost;
       c = trial;
       cost = new_cost;
-      if (improvement <= 1e-10 * cost || cost == 0) break;
+      if (improvement <= tolerance * cost || cost == 0) break;
       if (!residual_and_jacobian(e, kind, scale, r, J)) break;
     }
     set_constants(e, c);
@@ -149,16 +150,17 @@ void fit_once(Expr& e, const FitTarget& target, int iterations, std::int64_t& ev
       // Iteratively reweighted least squares: |e| = e^2 / |e|, weights from the previous round.
       const double floor =
           target.kind == LossKind::kThresholdedL1 ? 1e-8 : 1e-12 * (target.y.abs().mean() + 1e-300);
-      lm.run(e, Residual::kLinear, base, iterations);
+      const double tolerance = target.effort.run_tolerance;
+      lm.run(e, Residual::kLinear, base, iterations, tolerance);
       double previous = INFINITY;
-      for (int round = 0; round < 8; ++round) {
+      for (int round = 0; round < target.effort.l1_rounds; ++round) {
         ++evaluations;
         Eigen::ArrayXd residual = (target.evaluator.values(e) - target.y).abs();
         if (!residual.allFinite()) break;
         double l1 = residual.mean();
-        if (!(l1 < previous * (1 - 1e-6))) break;  // converged (or no longer improving)
+        if (!(l1 < previous * (1 - target.effort.l1_tolerance))) break;  // converged (or no longer improving)
         previous = l1;
-        lm.run(e, Residual::kLinear, base / residual.max(floor).sqrt(), iterations / 2 + 1);
+        lm.run(e, Residual::kLinear, base / residual.max(floor).sqrt(), iterations / 2 + 1, tolerance);
       }
       break;
     }
