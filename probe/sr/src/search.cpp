@@ -6,14 +6,15 @@
 //
 // Selection: tournaments on fitness = ln(loss / loss of the best constant) + parsimony * complexity; the
 // oldest member is replaced by each child (age-regularised evolution). Every child has its constants fitted
-// by Levenberg-Marquardt (on a batch when batch_size is set) before its loss on all fitted rows is measured.
-// The fitted rows are every row but those held out (Options::holdout_fraction), on which the final front's
-// best entry is chosen.
+// by Levenberg-Marquardt (kSearchFit; on a batch when batch_size is set) before its loss on all fitted rows
+// is measured; the final hall of fame is refitted thoroughly on all of them. The fitted rows are every row
+// but those held out (Options::holdout_fraction), on which the final front's best entry is chosen.
 #include <Eigen/QR>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -181,10 +182,12 @@ class Population {
       // them.
       const int restarts = uniform() < kRestartShare ? o.constant_restarts : 0;
       if (batch_evaluator_) {
-        FitTarget target{*batch_evaluator_, batch_y_, problem_.weights ? &batch_w_ : nullptr, o.loss};
+        FitTarget target{*batch_evaluator_, batch_y_, problem_.weights ? &batch_w_ : nullptr, o.loss,
+                         kSearchFit};
         fit_constants(e, target, o.optimizer_iterations, restarts, rng_, evaluations_);
       } else {
-        FitTarget target{evaluator_, problem_.y, problem_.weights ? &*problem_.weights : nullptr, o.loss};
+        FitTarget target{evaluator_, problem_.y, problem_.weights ? &*problem_.weights : nullptr, o.loss,
+                         kSearchFit};
         fit_constants(e, target, o.optimizer_iterations, restarts, rng_, evaluations_);
       }
     }
@@ -315,39 +318,56 @@ struct HeldOut {
   const Eigen::ArrayXd* weights_or_null() const { return weights ? &*weights : nullptr; }
 };
 
-// The noise floor, seen from the held-out rows: the front's lowest held-out loss, iteration by iteration, and
-// how many iterations it has gone without falling by more than the standard error of the lowest so far. On
-// noisy data the search keeps lowering the loss on the fitted rows with terms that fit their noise; on the
-// held-out rows those terms gain nothing, so a long run without a gain beyond one standard error means
-// nothing left to find but noise.
+// The noise floor, seen from the held-out rows. Each iteration the front's lowest held-out loss is measured,
+// and the entry the final selection would choose (the simplest within one standard error of that lowest; see
+// make_front). On noisy data the search keeps lowering the loss on the fitted rows with terms that fit their
+// noise; on the held-out rows those terms gain nothing. A gain is a lowest held-out loss below the previous
+// by more than its standard error, or a simpler selected entry (at high noise the law is often found first
+// with a spare term, 1/(x + y - 0.0096), and its own form, as good on held-out rows, later). A long run
+// without a gain means nothing left to find but noise. "Long" grows with the search: at least `patience`
+// iterations, and at least as many as the search took to reach its last gain, since a search that needed 80
+// iterations for one step may need 80 for the next (a fixed 30 stopped searches on 500 rows within a second,
+// before laws they found later).
 class HeldOutPlateau {
  public:
-  HeldOutPlateau(const HeldOut& held, LossKind kind) : held_(held), kind_(kind) {}
-  // Returns the number of iterations since the last gain, this one included.
-  int update(const std::vector<Member>& front) {
-    FrontEntry lowest;
-    lowest.holdout_loss = INFINITY;
-    for (const Member& m : front) {
-      FrontEntry e;
-      e.expr = m.expr;
-      set_holdout_loss(e, held_.X, held_.y, kind_, held_.weights_or_null());
-      if (e.holdout_loss < lowest.holdout_loss) lowest = std::move(e);
+  HeldOutPlateau(const HeldOut& held, LossKind kind, int patience)
+      : held_(held), kind_(kind), patience_(patience) {}
+  // Takes this iteration's front (by increasing complexity); returns whether the search is at the plateau.
+  bool update(const std::vector<Member>& front) {
+    ++iteration_;
+    std::vector<FrontEntry> entries(front.size());
+    double lowest = INFINITY, lowest_se = 0;
+    for (std::size_t k = 0; k < front.size(); ++k) {
+      entries[k].expr = front[k].expr;
+      set_holdout_loss(entries[k], held_.X, held_.y, kind_, held_.weights_or_null());
+      if (entries[k].holdout_loss < lowest) {
+        lowest = entries[k].holdout_loss;
+        lowest_se = entries[k].holdout_loss_se;
+      }
     }
-    if (std::isfinite(lowest.holdout_loss) && lowest.holdout_loss < best_ - best_se_) {
-      best_ = lowest.holdout_loss;
-      best_se_ = lowest.holdout_loss_se;
-      stale_ = 0;
-    } else {
-      ++stale_;
+    if (!std::isfinite(lowest)) return iteration_ - last_gain_ >= std::max(patience_, last_gain_);
+    int selected = -1;
+    for (std::size_t k = 0; k < entries.size() && selected < 0; ++k) {
+      if (entries[k].holdout_loss <= lowest + lowest_se) selected = front[k].expr.complexity();
     }
-    return stale_;
+    const bool lower = lowest < best_ - best_se_;
+    const bool simpler = selected < selected_complexity_;
+    if (lower) {
+      best_ = lowest;
+      best_se_ = lowest_se;
+    }
+    if (lower || simpler) last_gain_ = iteration_;
+    selected_complexity_ = selected;
+    return iteration_ - last_gain_ >= std::max(patience_, last_gain_);
   }
 
  private:
   const HeldOut& held_;
   LossKind kind_;
+  int patience_;
   double best_ = INFINITY, best_se_ = 0;
-  int stale_ = 0;
+  int selected_complexity_ = std::numeric_limits<int>::max();
+  int iteration_ = 0, last_gain_ = 0;
 };
 
 bool has_op(const OperatorSet& set, Op op) {
@@ -399,7 +419,7 @@ std::optional<std::string> power_law_notice(const Eigen::MatrixXd& X, const Eige
 
 // One restart: fresh populations evolved for options.iterations, until the deadline, until an exact fit
 // (loss <= stop_loss) has kept its simplest form for target_patience iterations, or, with held-out rows,
-// until their lowest loss has not fallen for holdout_patience iterations. Its hall of fame joins `overall`.
+// until they show the noise floor (HeldOutPlateau). Its hall of fame joins `overall`.
 // Returns why it stopped (Result::stop_reason).
 std::string run_restart(const Problem& problem, int restart, double stop_loss, Clock::time_point deadline,
                         bool has_deadline, const HeldOut* held, HallOfFame& overall, Result& result,
@@ -412,7 +432,7 @@ std::string run_restart(const Problem& problem, int restart, double stop_loss, C
   HallOfFame hall(options.max_size);
   int simplest_at_target = -1, unchanged = 0;
   std::optional<HeldOutPlateau> plateau;
-  if (held && options.holdout_patience > 0) plateau.emplace(*held, options.loss);
+  if (held && options.holdout_patience > 0) plateau.emplace(*held, options.loss, options.holdout_patience);
   std::string stop = "iterations";
   const int threads = std::min(options.threads, options.populations);
   for (int iteration = 0; iteration < options.iterations && stop == "iterations"; ++iteration) {
@@ -448,20 +468,18 @@ std::string run_restart(const Problem& problem, int restart, double stop_loss, C
       simplest_at_target = simplest;
       if (unchanged >= options.target_patience) stop = "exact fit";
     }
-    if (stop == "iterations" && plateau && plateau->update(front) >= options.holdout_patience)
-      stop = "held-out plateau";
+    if (stop == "iterations" && plateau && plateau->update(front)) stop = "held-out plateau";
   }
   for (const auto& population : populations) evaluations += population.evaluations();
   overall.merge(hall);
   return stop;
 }
 
-// Constants fitted on batches of rows (Options::batch_size) are a batch's, not the table's: each hall-of-fame
-// member's constants are refitted by Levenberg-Marquardt on every fitted row, starting from its own, and kept
-// where that lowers its loss there. Without batches the constants were fitted on those rows already.
+// The search fits its children's constants quickly (kSearchFit), and on a batch of rows when batch_size is
+// set: each hall-of-fame member's constants are refitted thoroughly by Levenberg-Marquardt on every fitted
+// row, starting from its own, and kept where that lowers its loss there.
 void refine_on_fitted_rows(HallOfFame& hall, const Problem& problem, std::int64_t& evaluations) {
   const Options& o = problem.options;
-  if (o.batch_size <= 0 || o.batch_size >= problem.X.rows()) return;
   Evaluator evaluator(problem.X);
   const FitTarget target{evaluator, problem.y, problem.weights ? &*problem.weights : nullptr, o.loss};
   Xoshiro256 rng(o.seed, kRefineStream, 0);

@@ -183,9 +183,10 @@ struct Options {
   // small tables searched on every row as before.
   double holdout_fraction = 0.2;
   int holdout_min_rows = 250;
-  // With held-out rows, a restart stops at the noise floor: when the front's lowest held-out loss has not
-  // fallen by more than its own standard error for holdout_patience iterations, what the search still
-  // finds only fits the noise of the fitted rows. 0: never stop on held-out losses.
+  // With held-out rows, a restart stops at the noise floor: when neither the front's lowest held-out loss has
+  // fallen by more than its own standard error nor the entry the selection would choose has become simpler,
+  // for holdout_patience iterations and for as many as the restart took to reach its last such gain, what the
+  // search still finds only fits the noise of the fitted rows. 0: never stop on held-out losses.
   int holdout_patience = 30;
   bool progress = false;  // print a progress line (orbitlaw::Progress) on stderr
 };
