@@ -99,7 +99,7 @@ def check(binary, csv, names, found, target):
     return bool(m and json.loads(m.group(1))["equivalent"])
 
 
-def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir):
+def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=()):
     prefix = os.path.join(workdir, "orbitlaw")
     # The search stops by itself once the loss is at the rounding level of the data (noise-free data).
     cmd = [binary, "sr", "--data", csv, "--x", ",".join(names), "--y", "y", "--threads", "2",
@@ -107,6 +107,8 @@ def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir):
            "--operators", ",".join(OPERATORS), "--out", prefix,
            # Constants fitted on 128-row batches, losses on all rows: ~3x more candidates per second.
            "--set", "batch_size=128"]
+    for setting in settings:
+        cmd += ["--set", setting]
     start = time.perf_counter()
     r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, CI="1"))
     elapsed = time.perf_counter() - start
@@ -191,6 +193,8 @@ def main():
                         help="comma-separated noise levels (SRBench's: 0, 0.001, 0.01, 0.1)")
     parser.add_argument("--tools", default="orbitlaw,pyoperon,gplearn")
     parser.add_argument("--out", default="", help="write results JSON here")
+    parser.add_argument("--orbitlaw-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an sr option for orbitlaw's searches (repeatable), e.g. holdout_patience=0")
     args = parser.parse_args()
     tools = args.tools.split(",")
     levels = parse_levels(args.noise)
@@ -217,7 +221,7 @@ def main():
                 try:
                     if tool == "orbitlaw":
                         found, elapsed, err = run_orbitlaw(args.orbitlaw, csv, names, y, args.time, args.seed,
-                                                           workdir)
+                                                           workdir, args.orbitlaw_set)
                     elif tool == "pyoperon":
                         found, elapsed, err = run_pyoperon(X, y, names, args.time, args.seed)
                     else:

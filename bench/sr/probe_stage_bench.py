@@ -6,6 +6,11 @@ comparison is of the engines, not of how much of a limit each used). The earlier
 settings that made it fast turned off: constants fitted on every row of a galaxy (`batch_size` 0 in both
 protocols, the default before bench/sr/galaxies.sh) and no stop at an exact fit (`target_patience` beyond the
 budget). Everything else, fine-tuning, linear probes and oracles included, is the same in both runs.
+
+`--earlier-orbitlaw BINARY` runs the earlier engine with another build, e.g. one of a commit from before a change
+to the engine's code (the settings above cannot turn such a change off):
+    git worktree add /tmp/orbitlaw-old COMMIT && cmake -S /tmp/orbitlaw-old -B /tmp/orbitlaw-old/build \
+        -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/orbitlaw-old/build -j2 --target orbitlaw
 """
 import argparse
 import json
@@ -44,17 +49,22 @@ def main():
     parser.add_argument("--orbitlaw", required=True)
     parser.add_argument("run", help="a finished quickstart run folder")
     parser.add_argument("--model", default="softmax")
+    parser.add_argument("--earlier-orbitlaw", default="", help="the build to run the earlier engine with "
+                        "(default: --orbitlaw)")
     parser.add_argument("--out", default="", help="keep both probe folders and results.json here")
     args = parser.parse_args()
     if not os.path.isfile(os.path.join(args.run, "models", args.model, "checkpoint.pt")):
         raise SystemExit(f"probe_stage_bench: error: {args.run} has no trained model '{args.model}'")
     out = args.out or tempfile.mkdtemp(prefix="orbitlaw_probe_stage_")
     os.makedirs(out, exist_ok=True)
-    print(f"probe stage of {args.run} model {args.model}, no time limit: today's engine, then the earlier one",
-          flush=True)
+    earlier_binary = args.earlier_orbitlaw or args.orbitlaw
+    if not os.access(earlier_binary, os.X_OK):
+        raise SystemExit(f"probe_stage_bench: error: {earlier_binary} is not an executable")
+    print(f"probe stage of {args.run} model {args.model}, no time limit: today's engine, then the earlier one "
+          f"({earlier_binary})", flush=True)
     now_s, now = run_probe(args.orbitlaw, args.run, args.model, os.path.join(out, "today"), [])
     print(f"  today's engine: {now_s:.1f} s", flush=True)
-    old_s, old = run_probe(args.orbitlaw, args.run, args.model, os.path.join(out, "earlier"), EARLIER)
+    old_s, old = run_probe(earlier_binary, args.run, args.model, os.path.join(out, "earlier"), EARLIER)
     print(f"  earlier engine: {old_s:.1f} s", flush=True)
 
     def counts(s):
@@ -80,7 +90,8 @@ def main():
           f"per search x{statistics.median(ratios):.2f}); the whole probe stage: {old_s:.1f} s -> {now_s:.1f} s "
           f"(x{old_s / now_s:.2f})")
     with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"run": args.run, "model": args.model, "earlier_settings": EARLIER, "searches": rows,
+        json.dump({"run": args.run, "model": args.model, "orbitlaw": args.orbitlaw, "earlier_orbitlaw": earlier_binary,
+                   "earlier_settings": EARLIER, "searches": rows,
                    "stage_seconds": {"earlier": old_s, "today": now_s}}, f, indent=2)
     return 0
 
