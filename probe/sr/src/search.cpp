@@ -318,16 +318,37 @@ struct HeldOut {
   const Eigen::ArrayXd* weights_or_null() const { return weights ? &*weights : nullptr; }
 };
 
+// The per-row losses of `expr` on the held-out rows, weighted so that their mean is the held-out loss; empty
+// where the expression is not finite on some row.
+Eigen::ArrayXd held_out_row_losses(const Expr& expr, const HeldOut& held, LossKind kind) {
+  const Eigen::ArrayXd prediction = expr.evaluate(held.X);
+  if (!prediction.allFinite()) return {};
+  Eigen::ArrayXd values = row_losses(prediction, held.y, kind);
+  if (held.weights) values *= *held.weights / held.weights->mean();
+  if (!values.allFinite()) return {};
+  return values;
+}
+
+double standard_error(const Eigen::ArrayXd& values) {
+  const double n = static_cast<double>(values.size());
+  return std::sqrt((values - values.mean()).square().sum() / (n - 1) / n);
+}
+
 // The noise floor, seen from the held-out rows. Each iteration the front's lowest held-out loss is measured,
 // and the entry the final selection would choose (the simplest within one standard error of that lowest; see
 // make_front). On noisy data the search keeps lowering the loss on the fitted rows with terms that fit their
-// noise; on the held-out rows those terms gain nothing. A gain is a lowest held-out loss below the previous
-// by more than its standard error, or a simpler selected entry (at high noise the law is often found first
-// with a spare term, 1/(x + y - 0.0096), and its own form, as good on held-out rows, later). A long run
-// without a gain means nothing left to find but noise. "Long" grows with the search: at least `patience`
-// iterations, and at least as many as the search took to reach its last gain, since a search that needed 80
-// iterations for one step may need 80 for the next (a fixed 30 stopped searches on 500 rows within a second,
-// before laws they found later).
+// noise; on the held-out rows those terms gain nothing. A gain is either
+//   - a front entry better than the best so far on the held-out rows, row by row: the mean of the per-row
+//     differences above twice their standard error. Paired, because on noiseless data the per-row losses
+//     spread over decades and a real, steady improvement stays below one standard error of the loss itself
+//     (a plateau test on the loss alone stopped noiseless searches); twice, because the front changes often
+//     and noise-fitting terms would pass one standard error by chance one time in six;
+//   - or a simpler selected entry (at high noise the law is often found first with a spare term,
+//     1/(x + y - 0.0096), and its own form, as good on held-out rows, later).
+// A long run without a gain means nothing left to find but noise. "Long" grows with the search: at least
+// `patience` iterations, and at least as many as the search took to reach its last gain, since a search that
+// needed 80 iterations for one step may need 80 for the next (a fixed 30 stopped searches on 500 rows within
+// a second, before laws they found later).
 class HeldOutPlateau {
  public:
   HeldOutPlateau(const HeldOut& held, LossKind kind, int patience)
@@ -335,29 +356,31 @@ class HeldOutPlateau {
   // Takes this iteration's front (by increasing complexity); returns whether the search is at the plateau.
   bool update(const std::vector<Member>& front) {
     ++iteration_;
-    std::vector<FrontEntry> entries(front.size());
-    double lowest = INFINITY, lowest_se = 0;
+    std::vector<Eigen::ArrayXd> rows(front.size());
+    int lowest = -1;
     for (std::size_t k = 0; k < front.size(); ++k) {
-      entries[k].expr = front[k].expr;
-      set_holdout_loss(entries[k], held_.X, held_.y, kind_, held_.weights_or_null());
-      if (entries[k].holdout_loss < lowest) {
-        lowest = entries[k].holdout_loss;
-        lowest_se = entries[k].holdout_loss_se;
+      rows[k] = held_out_row_losses(front[k].expr, held_, kind_);
+      if (rows[k].size() > 1 && (lowest < 0 || rows[k].mean() < rows[lowest].mean()))
+        lowest = static_cast<int>(k);
+    }
+    if (lowest >= 0) {
+      const double level = rows[lowest].mean() + standard_error(rows[lowest]);
+      int selected = std::numeric_limits<int>::max();
+      for (std::size_t k = 0; k < front.size(); ++k) {
+        if (rows[k].size() > 1 && rows[k].mean() <= level) {
+          selected = front[k].expr.complexity();
+          break;
+        }
       }
+      bool better = best_rows_.size() == 0;
+      if (!better) {
+        const Eigen::ArrayXd gain = best_rows_ - rows[lowest];
+        better = gain.mean() > 2 * standard_error(gain);
+      }
+      if (better) best_rows_ = rows[lowest];
+      if (better || selected < selected_complexity_) last_gain_ = iteration_;
+      selected_complexity_ = selected;
     }
-    if (!std::isfinite(lowest)) return iteration_ - last_gain_ >= std::max(patience_, last_gain_);
-    int selected = -1;
-    for (std::size_t k = 0; k < entries.size() && selected < 0; ++k) {
-      if (entries[k].holdout_loss <= lowest + lowest_se) selected = front[k].expr.complexity();
-    }
-    const bool lower = lowest < best_ - best_se_;
-    const bool simpler = selected < selected_complexity_;
-    if (lower) {
-      best_ = lowest;
-      best_se_ = lowest_se;
-    }
-    if (lower || simpler) last_gain_ = iteration_;
-    selected_complexity_ = selected;
     return iteration_ - last_gain_ >= std::max(patience_, last_gain_);
   }
 
@@ -365,7 +388,7 @@ class HeldOutPlateau {
   const HeldOut& held_;
   LossKind kind_;
   int patience_;
-  double best_ = INFINITY, best_se_ = 0;
+  Eigen::ArrayXd best_rows_;  // per-row held-out losses of the best entry so far
   int selected_complexity_ = std::numeric_limits<int>::max();
   int iteration_ = 0, last_gain_ = 0;
 };
