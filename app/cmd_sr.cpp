@@ -183,12 +183,13 @@ void run_sr(const SrRequest& r, const std::string& check) {
     return;
   }
   const sr::Result result = sr::search(X, y, r.x_names, r.options, r.weights_name.empty() ? nullptr : &w);
-  std::printf("sr: %lld rows, x = %s, y = %s, loss %s%s, %d iterations (stopped by: %s), %.1f s\n",
-              static_cast<long long>(X.rows()),
-              r.x_value.is_string() ? r.x_value.get<std::string>().c_str() : r.x_value.dump().c_str(),
-              r.y_name.c_str(), sr::to_string(result.loss).c_str(),
-              result.loss_auto ? " (chosen by auto)" : "", result.iterations_run, result.stop_reason.c_str(),
-              result.seconds);
+  std::printf(
+      "sr: %lld rows, x = %s, y = %s, loss %s%s, %d iterations in %d restart%s (stopped by: %s), %.1f s\n",
+      static_cast<long long>(X.rows()),
+      r.x_value.is_string() ? r.x_value.get<std::string>().c_str() : r.x_value.dump().c_str(),
+      r.y_name.c_str(), sr::to_string(result.loss).c_str(), result.loss_auto ? " (chosen by auto)" : "",
+      result.iterations_run, result.restarts_run, result.restarts_run == 1 ? "" : "s",
+      result.stop_reason.c_str(), result.seconds);
   print_front(result);
   for (const auto& notice : result.notices) std::printf("notice:   %s\n", notice.c_str());
   const Json equivalence = target_law ? compare_with_target(result, r, *target_law, X) : Json(nullptr);

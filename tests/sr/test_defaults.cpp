@@ -197,18 +197,23 @@ TEST(SrDefaults, HeldOutRowsChooseNewtonDespiteNoise) {
 
 TEST(SrDefaults, ANoisySearchStopsAtTheHeldOutNoiseFloor) {
   // Newton with 1% noise: once m1*m2/r^2 is on the front, its held-out loss is the noise's and nothing the
-  // search adds lowers it by a standard error or is simpler, so the search stops long before its 200
-  // iterations, with Newton selected. With holdout_patience 0 the same seed runs every iteration.
+  // search adds lowers it row by row or is simpler, so the restart stops long before its 200 iterations, a
+  // second restart (beyond the one asked for) reaches the same floor and confirms it, and Newton is
+  // selected. With holdout_patience 0 the same seed runs every iteration of its one restart.
   auto d = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 2000, 430, 0.01);
   sr::Options o = defaults_budget(0);
   o.iterations = 200;
   EXPECT_EQ(sr::Options{}.holdout_patience, 30);
+  EXPECT_EQ(o.restarts, 1);
   o.holdout_patience = 10;
   const sr::Result r = sr::search(d.X, d.y, d.names, o);
   EXPECT_EQ(r.stop_reason, "held-out plateau");
-  EXPECT_LT(r.iterations_run, 100);
-  EXPECT_GT(r.iterations_run, 10);  // the first gain sets the level: at least holdout_patience more
+  EXPECT_EQ(r.restarts_run, 2);
+  EXPECT_LT(r.iterations_run, 200);
+  EXPECT_GT(r.iterations_run,
+            20);  // each restart's first gain sets its level: at least holdout_patience more
   EXPECT_EQ(sr::result_json(r)["stop_reason"], "held-out plateau");
+  EXPECT_EQ(sr::result_json(r)["restarts_run"], 2);
   const auto eq = sr::check_equivalence(r.front[r.best].expr, sr::parse("m1*m2/r^2", d.names), d.X);
   EXPECT_TRUE(eq.equivalent && eq.relation == "ratio") << r.front[r.best].text;
 
@@ -217,6 +222,7 @@ TEST(SrDefaults, ANoisySearchStopsAtTheHeldOutNoiseFloor) {
   const sr::Result all = sr::search(d.X, d.y, d.names, o);
   EXPECT_EQ(all.iterations_run, r.iterations_run + 5);
   EXPECT_EQ(all.stop_reason, "iterations");
+  EXPECT_EQ(all.restarts_run, 1);
 
   // No held-out rows (fewer than holdout_min_rows): no plateau to see, every iteration runs.
   auto small = sr::test::sample("39.478*m1*m2/r^2", kDefaultsNewtonRanges, 200, 431, 0.01);

@@ -125,6 +125,7 @@ Json result_json(const Result& result) {
           {"highest_score", result.highest_score},
           {"most_accurate", result.most_accurate},
           {"iterations_run", result.iterations_run},
+          {"restarts_run", result.restarts_run},
           {"stop_reason", result.stop_reason},
           {"seconds", result.seconds},
           {"evaluations", result.evaluations}};

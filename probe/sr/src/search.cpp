@@ -349,6 +349,44 @@ double standard_error(const Eigen::ArrayXd& values) {
 // `patience` iterations, and at least as many as the search took to reach its last gain, since a search that
 // needed 80 iterations for one step may need 80 for the next (a fixed 30 stopped searches on 500 rows within
 // a second, before laws they found later).
+// Where a front stands on the held-out rows: the per-row losses of its lowest-loss entry there, and the
+// complexity of the entry the final selection would choose (the simplest within one standard error of that
+// lowest; see make_front). Empty rows: no entry is finite on every held-out row.
+struct HeldOutStanding {
+  Eigen::ArrayXd best_rows;
+  int selected_complexity = std::numeric_limits<int>::max();
+};
+
+HeldOutStanding held_out_standing(const std::vector<Member>& front, const HeldOut& held, LossKind kind) {
+  HeldOutStanding standing;
+  std::vector<Eigen::ArrayXd> rows(front.size());
+  int lowest = -1;
+  for (std::size_t k = 0; k < front.size(); ++k) {
+    rows[k] = held_out_row_losses(front[k].expr, held, kind);
+    if (rows[k].size() > 1 && (lowest < 0 || rows[k].mean() < rows[lowest].mean()))
+      lowest = static_cast<int>(k);
+  }
+  if (lowest < 0) return standing;
+  standing.best_rows = rows[lowest];
+  const double level = rows[lowest].mean() + standard_error(rows[lowest]);
+  for (std::size_t k = 0; k < front.size(); ++k) {
+    if (rows[k].size() > 1 && rows[k].mean() <= level) {
+      standing.selected_complexity = front[k].expr.complexity();
+      break;
+    }
+  }
+  return standing;
+}
+
+// Whether `now`'s best entry is better than `before`'s row by row: the mean of the per-row differences of
+// their held-out losses above twice its standard error.
+bool lower_row_by_row(const Eigen::ArrayXd& now, const Eigen::ArrayXd& before) {
+  if (now.size() == 0) return false;
+  if (before.size() == 0) return true;
+  const Eigen::ArrayXd gain = before - now;
+  return gain.mean() > 2 * standard_error(gain);
+}
+
 class HeldOutPlateau {
  public:
   HeldOutPlateau(const HeldOut& held, LossKind kind, int patience)
@@ -356,30 +394,12 @@ class HeldOutPlateau {
   // Takes this iteration's front (by increasing complexity); returns whether the search is at the plateau.
   bool update(const std::vector<Member>& front) {
     ++iteration_;
-    std::vector<Eigen::ArrayXd> rows(front.size());
-    int lowest = -1;
-    for (std::size_t k = 0; k < front.size(); ++k) {
-      rows[k] = held_out_row_losses(front[k].expr, held_, kind_);
-      if (rows[k].size() > 1 && (lowest < 0 || rows[k].mean() < rows[lowest].mean()))
-        lowest = static_cast<int>(k);
-    }
-    if (lowest >= 0) {
-      const double level = rows[lowest].mean() + standard_error(rows[lowest]);
-      int selected = std::numeric_limits<int>::max();
-      for (std::size_t k = 0; k < front.size(); ++k) {
-        if (rows[k].size() > 1 && rows[k].mean() <= level) {
-          selected = front[k].expr.complexity();
-          break;
-        }
-      }
-      bool better = best_rows_.size() == 0;
-      if (!better) {
-        const Eigen::ArrayXd gain = best_rows_ - rows[lowest];
-        better = gain.mean() > 2 * standard_error(gain);
-      }
-      if (better) best_rows_ = rows[lowest];
-      if (better || selected < selected_complexity_) last_gain_ = iteration_;
-      selected_complexity_ = selected;
+    const HeldOutStanding now = held_out_standing(front, held_, kind_);
+    if (now.best_rows.size() > 0) {
+      const bool better = lower_row_by_row(now.best_rows, best_rows_);
+      if (better) best_rows_ = now.best_rows;
+      if (better || now.selected_complexity < selected_complexity_) last_gain_ = iteration_;
+      selected_complexity_ = now.selected_complexity;
     }
     return iteration_ - last_gain_ >= std::max(patience_, last_gain_);
   }
@@ -392,6 +412,12 @@ class HeldOutPlateau {
   int selected_complexity_ = std::numeric_limits<int>::max();
   int iteration_ = 0, last_gain_ = 0;
 };
+
+// A plateau is confirmed as the noise floor by another restart that reaches it without a gain (the merged
+// front neither lower row by row nor with a simpler selected entry); a search stuck far from a noiseless law
+// plateaus too, and a fresh restart usually gets past it. Restarts run to confirm a plateau go beyond
+// Options::restarts by at most this many.
+constexpr int kPlateauConfirmingRestarts = 3;
 
 bool has_op(const OperatorSet& set, Op op) {
   return std::find(set.unary.begin(), set.unary.end(), op) != set.unary.end() ||
@@ -619,15 +645,25 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
 
   // An exact fit stops the search (after target_patience iterations without a simpler exact form).
   const double stop_loss = std::max(options.target_loss, problem.loss_floor);
-  for (int restart = 0; restart < options.restarts; ++restart) {
+  std::optional<HeldOutStanding> at_plateau;  // the merged front's standing after a restart's plateau
+  int restarts = options.restarts;
+  for (int restart = 0; restart < restarts; ++restart) {
     result.stop_reason =
         run_restart(problem, restart, stop_loss, deadline, has_deadline, held_out ? &*held_out : nullptr,
                     overall, result, evaluations, progress ? &*progress : nullptr);
+    ++result.restarts_run;
     if (result.stop_reason == "exact fit") break;
     if (has_deadline && Clock::now() > deadline) {
       result.stop_reason = "time limit";
       break;
     }
+    if (result.stop_reason != "held-out plateau") continue;
+    const HeldOutStanding now = held_out_standing(overall.pareto(), *held_out, options.loss);
+    const bool gained = !at_plateau || lower_row_by_row(now.best_rows, at_plateau->best_rows) ||
+                        now.selected_complexity < at_plateau->selected_complexity;
+    if (!gained) break;  // two restarts at the same floor: the noise's
+    at_plateau = now;
+    if (restart + 1 == restarts && restarts < options.restarts + kPlateauConfirmingRestarts) ++restarts;
   }
   if (progress) progress->finish();
   refine_on_fitted_rows(overall, problem, evaluations);
@@ -650,6 +686,7 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
   front.loss = options.loss;
   front.loss_auto = requested.loss == LossKind::kAuto;
   front.iterations_run = result.iterations_run;
+  front.restarts_run = result.restarts_run;
   front.stop_reason = result.stop_reason;
   front.evaluations = evaluations;
   front.seconds = std::chrono::duration<double>(Clock::now() - start).count();

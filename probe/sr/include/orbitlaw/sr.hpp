@@ -183,10 +183,12 @@ struct Options {
   // small tables searched on every row as before.
   double holdout_fraction = 0.2;
   int holdout_min_rows = 250;
-  // With held-out rows, a restart stops at the noise floor: when neither the front's lowest held-out loss has
-  // fallen by more than its own standard error nor the entry the selection would choose has become simpler,
-  // for holdout_patience iterations and for as many as the restart took to reach its last such gain, what the
-  // search still finds only fits the noise of the fitted rows. 0: never stop on held-out losses.
+  // With held-out rows, a restart stops at a plateau: when neither the front's lowest held-out loss has
+  // fallen row by row (paired differences above twice their standard error) nor the entry the selection would
+  // choose has become simpler, for holdout_patience iterations and for as many as the restart took to reach
+  // its last such gain. The search stops at the noise floor when a further restart (run beyond `restarts` if
+  // need be, at most 3 more) reaches its plateau without such a gain on the merged front: what the search
+  // still finds only fits the noise of the fitted rows. 0: never stop on held-out losses.
   int holdout_patience = 30;
   bool progress = false;  // print a progress line (orbitlaw::Progress) on stderr
 };
@@ -231,7 +233,10 @@ struct Result {
   // a power law fitted in logarithms beats every expression found, and its exponents need an operator that
   // is off.
   std::vector<std::string> notices;
-  int iterations_run = 0;
+  int iterations_run = 0;  // over all restarts
+  // Restarts run: Options::restarts, fewer after an exact fit, the time limit or a confirmed noise floor, and
+  // up to 3 more when the last one ended on a held-out plateau that no later restart has confirmed.
+  int restarts_run = 0;
   // Why the search ended: "iterations" (the budget ran out), "time limit", "exact fit" (at the rounding floor
   // for target_patience iterations) or "held-out plateau" (Options::holdout_patience).
   std::string stop_reason = "iterations";
