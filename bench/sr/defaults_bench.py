@@ -88,15 +88,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--orbitlaw", required=True)
     parser.add_argument("--time", type=float, default=30, help="time limit per search, seconds")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds per noiseless case")
+    parser.add_argument("--seeds", type=int, default=3, help="noiseless tables per case (data seeds --first-seed "
+                        "on), each searched with its own seed unless --search-seeds")
     parser.add_argument("--noisy-seeds", type=int, default=10, help="seeds of noisy Newton")
     parser.add_argument("--rows", type=int, default=500, help="rows per noiseless case")
+    parser.add_argument("--only", default="", help="comma-separated words: only the cases whose name starts "
+                        "with one of them (e.g. vis-viva,power)")
+    parser.add_argument("--first-seed", type=int, default=0, help="data seed of the first noiseless table")
+    parser.add_argument("--search-seeds", type=int, default=0, help="search every noiseless table with seeds "
+                        "0..N-1 (0: one search, with the table's own seed)")
     parser.add_argument("--out", default="", help="write results JSON here")
     args = parser.parse_args()
     workdir = tempfile.mkdtemp(prefix="orbitlaw_sr_defaults_")
     results = []
 
-    def run_case(name, formula, target, ranges, rows, noise, seed):
+    def run_case(name, formula, target, ranges, rows, noise, seed, search_seed=None):
+        search_seed = seed if search_seed is None else search_seed
         rng = np.random.default_rng([seed, rows, int(noise * 1e6)])
         names = list(ranges)
         columns = sample(ranges, rows, rng)
@@ -106,22 +113,27 @@ def main():
         tag = f"{len(results)}"
         csv = os.path.join(workdir, tag + ".csv")
         write_csv(csv, names, X, y)
-        best, elapsed, doc = run_default(args.orbitlaw, csv, names, args.time, seed, os.path.join(workdir, tag))
+        best, elapsed, doc = run_default(args.orbitlaw, csv, names, args.time, search_seed,
+                                         os.path.join(workdir, tag))
         text = best["text"] if best else None
         exact = full_precision(best["expression"]) if best else None
         ok = best is not None and check_digits(args.orbitlaw, csv, names, exact, target, 3)
         ok_full = best is not None and check_digits(args.orbitlaw, csv, names, exact, target, 17)
         row = {"case": name, "formula": formula, "target": target, "rows": rows, "noise": noise, "seed": seed,
+               "search_seed": search_seed,
                "recovered": ok, "recovered_unrounded": ok_full, "best": text, "best_full_precision": exact,
                "seconds": elapsed, "iterations": doc.get("iterations_run"),
                "stop_reason": doc.get("stop_reason"), "loss": doc.get("loss"), "selection": doc.get("selection")}
         results.append(row)
         verdict = "EXACT" if ok else ("exact*" if ok_full else "-")
-        print(f"{name:30s} seed {seed:2d} {verdict:6s} {elapsed:6.1f} s  "
+        print(f"{name:30s} seed {seed:2d}/{search_seed:<2d} {verdict:6s} {elapsed:6.1f} s  "
               f"{row['iterations']:>4} it ({row['stop_reason']})  loss {row['loss']:<8s} {text}", flush=True)
         return ok, ok_full
 
-    print(f"orbitlaw sr at its defaults, --time-limit {args.time:g}: {len(NOISELESS)} noiseless laws x "
+    words = [w for w in args.only.split(",") if w]
+    selected = [c for c in NOISELESS if not words or any(c[0].startswith(w) for w in words)]
+    tables = range(args.first_seed, args.first_seed + args.seeds)
+    print(f"orbitlaw sr at its defaults, --time-limit {args.time:g}: {len(selected)} noiseless laws x "
           f"{args.seeds} seeds ({args.rows} rows), Newton with 1% noise x {args.noisy_seeds} seeds (2000 rows)",
           flush=True)
     summary = {}
@@ -130,11 +142,14 @@ def main():
         summary[name] = {"srbench": f"{sum(o[0] for o in outcomes)}/{len(outcomes)}",
                          "unrounded": f"{sum(o[1] for o in outcomes)}/{len(outcomes)}"}
 
-    for name, formula, target, ranges in NOISELESS:
-        tally(name, [run_case(name, formula, target, ranges, args.rows, 0.0, s) for s in range(args.seeds)])
+    for name, formula, target, ranges in selected:
+        searches = [(t, k) for t in tables for k in range(args.search_seeds)] if args.search_seeds > 0 else \
+            [(t, t) for t in tables]
+        tally(name, [run_case(name, formula, target, ranges, args.rows, 0.0, t, k) for t, k in searches])
     newton = f"{G}*m1*m2/r^2"
-    tally("Newton, 1% noise", [run_case("Newton, 1% noise", newton, "m1*m2/r^2", NEWTON_RANGES, 2000, 0.01, s)
-                               for s in range(args.noisy_seeds)])
+    if not words or any("Newton, 1% noise".startswith(w) for w in words):
+        tally("Newton, 1% noise", [run_case("Newton, 1% noise", newton, "m1*m2/r^2", NEWTON_RANGES, 2000, 0.01,
+                                            s) for s in range(args.noisy_seeds)])
 
     print("\nsummary: selected law equal to the target by SRBench's rule (constants rounded to 3 digits) / "
           "by the rule without rounding; default settings")
