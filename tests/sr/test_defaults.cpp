@@ -195,6 +195,28 @@ TEST(SrDefaults, HeldOutRowsChooseNewtonDespiteNoise) {
   EXPECT_TRUE(std::isnan(r.front[0].holdout_loss));
 }
 
+TEST(SrDefaults, APlateauThatALaterRestartImprovesOnIsNotTakenForTheNoiseFloor) {
+  // Noiseless data beyond + - * / at this size: every restart plateaus far from the law, and a fresh restart
+  // can still lower the held-out loss. The search then goes on past the one restart asked for, and stops
+  // either when two restarts in a row end at the same level or after 3 more restarts.
+  auto d = sr::test::sample("exp(x)*sin(3*x) + x", {{"x", 0.2, 3}}, 600, 440);
+  sr::Options o = defaults_budget(0);
+  o.iterations = 200;
+  o.operators = {"+", "-", "*", "/"};
+  o.holdout_patience = 5;
+  int beyond_confirmation = 0;
+  for (std::uint64_t seed = 0; seed < 4; ++seed) {
+    o.seed = seed;
+    const sr::Result r = sr::search(d.X, d.y, d.names, o);
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    EXPECT_EQ(r.stop_reason, "held-out plateau");
+    EXPECT_GE(r.restarts_run, 2);
+    EXPECT_LE(r.restarts_run, 4);
+    beyond_confirmation += r.restarts_run > 2;
+  }
+  EXPECT_GE(beyond_confirmation, 1);  // some plateau was improved on by the restart after it
+}
+
 TEST(SrDefaults, ANoisySearchStopsAtTheHeldOutNoiseFloor) {
   // Newton with 1% noise: once m1*m2/r^2 is on the front, its held-out loss is the noise's and nothing the
   // search adds lowers it row by row or is simpler, so the restart stops long before its 200 iterations, a

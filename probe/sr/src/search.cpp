@@ -334,21 +334,6 @@ double standard_error(const Eigen::ArrayXd& values) {
   return std::sqrt((values - values.mean()).square().sum() / (n - 1) / n);
 }
 
-// The noise floor, seen from the held-out rows. Each iteration the front's lowest held-out loss is measured,
-// and the entry the final selection would choose (the simplest within one standard error of that lowest; see
-// make_front). On noisy data the search keeps lowering the loss on the fitted rows with terms that fit their
-// noise; on the held-out rows those terms gain nothing. A gain is either
-//   - a front entry better than the best so far on the held-out rows, row by row: the mean of the per-row
-//     differences above twice their standard error. Paired, because on noiseless data the per-row losses
-//     spread over decades and a real, steady improvement stays below one standard error of the loss itself
-//     (a plateau test on the loss alone stopped noiseless searches); twice, because the front changes often
-//     and noise-fitting terms would pass one standard error by chance one time in six;
-//   - or a simpler selected entry (at high noise the law is often found first with a spare term,
-//     1/(x + y - 0.0096), and its own form, as good on held-out rows, later).
-// A long run without a gain means nothing left to find but noise. "Long" grows with the search: at least
-// `patience` iterations, and at least as many as the search took to reach its last gain, since a search that
-// needed 80 iterations for one step may need 80 for the next (a fixed 30 stopped searches on 500 rows within
-// a second, before laws they found later).
 // Where a front stands on the held-out rows: the per-row losses of its lowest-loss entry there, and the
 // complexity of the entry the final selection would choose (the simplest within one standard error of that
 // lowest; see make_front). Empty rows: no entry is finite on every held-out row.
@@ -387,6 +372,21 @@ bool lower_row_by_row(const Eigen::ArrayXd& now, const Eigen::ArrayXd& before) {
   return gain.mean() > 2 * standard_error(gain);
 }
 
+// The noise floor, seen from the held-out rows. Each iteration the front's lowest held-out loss is measured,
+// and the entry the final selection would choose (the simplest within one standard error of that lowest; see
+// make_front). On noisy data the search keeps lowering the loss on the fitted rows with terms that fit their
+// noise; on the held-out rows those terms gain nothing. A gain is either
+//   - a front entry better than the best so far on the held-out rows, row by row: the mean of the per-row
+//     differences above twice their standard error. Paired, because on noiseless data the per-row losses
+//     spread over decades and a real, steady improvement stays below one standard error of the loss itself
+//     (a plateau test on the loss alone stopped noiseless searches); twice, because the front changes often
+//     and noise-fitting terms would pass one standard error by chance one time in six;
+//   - or a simpler selected entry (at high noise the law is often found first with a spare term,
+//     1/(x + y - 0.0096), and its own form, as good on held-out rows, later).
+// A long run without a gain means nothing left to find but noise. "Long" grows with the search: at least
+// `patience` iterations, and at least as many as the search took to reach its last gain, since a search that
+// needed 80 iterations for one step may need 80 for the next (a fixed 30 stopped searches on 500 rows within
+// a second, before laws they found later).
 class HeldOutPlateau {
  public:
   HeldOutPlateau(const HeldOut& held, LossKind kind, int patience)
