@@ -1,4 +1,5 @@
-// orbitlaw eval: Evaluate a trained model: loss, rollouts, length extrapolation, attention.
+// orbitlaw eval: Evaluate a trained model: loss, rollouts, length extrapolation, attention, and the
+// behavioural test of learned gravity (its own predictions on the ladder, a_impl, the curvature transplant).
 // (Includes LibTorch through the model headers: no fmt or spdlog in this file.)
 #include <cstdio>
 #include <filesystem>
@@ -9,14 +10,72 @@
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/model/eval.hpp"
 #include "orbitlaw/model/tokenizer.hpp"
+#include "orbitlaw/probe/behaviour_eval.hpp"
+#include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::cli {
 
 namespace {
 
 struct EvalFlags {
-  std::string checkpoint, data, out;
+  std::string checkpoint, data, out, predictions;
 };
+
+// Where the behavioural predictions go by default: beside the result JSON, "eval.json" ->
+// "eval.predictions.h5".
+std::string default_predictions_path(const std::string& out) {
+  auto p = std::filesystem::path(out);
+  return (p.parent_path() / (p.stem().string() + ".predictions.h5")).string();
+}
+
+// The behavioural test of the model on the eval data, or why it cannot run; writes the predictions file.
+Json behaviour_section(const model::LoadedModel& loaded, const model::EvalConfig& config,
+                       const EvalFlags& flags) {
+  simulator::DatasetReader reader(flags.data);
+  if (auto why = probe::behaviour_unavailable(loaded, reader, config.sequences))
+    return Json{{"available", false}, {"reason", *why}};
+  // A window holds what the model sees: the context less the cadence row.
+  const int context = loaded.config.block_size - 1;
+  const auto rows = probe::read_behaviour_rows(reader, config.sequences, loaded.config.block_size, context);
+  probe::BehaviourSettings settings;
+  settings.lambdas = config.transplant_lambdas;
+  settings.transplant_history = std::min(config.transplant_history, context);
+  settings.transplant_rows = config.transplant_rows;
+  settings.bootstrap = config.bootstrap;
+  const auto report = probe::evaluate_behaviour(probe::model_predictor(loaded, 256), rows, settings);
+  const auto path = flags.predictions.empty() ? default_predictions_path(flags.out) : flags.predictions;
+  probe::write_behaviour_predictions(path, rows, report, probe::prediction_kind(loaded));
+  Json j = report.json();
+  j["available"] = true;
+  j["prediction"] = probe::prediction_kind(loaded);
+  j["predictions_file"] = path;
+  return j;
+}
+
+// The verdict first, then where the model sits among the baselines and the numbers behind the verdict.
+void print_behaviour(const Json& b) {
+  if (!b["available"].get<bool>()) {
+    std::printf("behaviour: not measured (%s)\n", b["reason"].get<std::string>().c_str());
+    return;
+  }
+  const double k = b["law_exponent"].get<double>();
+  const std::string law = k == 2 ? "Newton's law" : "its data's law (F ~ 1/r^" + Json(k).dump() + ")";
+  const auto& v = b["verdict"];
+  std::printf("verdict: %s %s", v["learned"].get<bool>() ? "learned" : "has NOT learned", law.c_str());
+  if (!v["learned"].get<bool>()) std::printf(" (fails: %s)", v["failed"].dump().c_str());
+  const auto& one = b["one_step_error_au"];
+  const auto& a = b["implied_acceleration"];
+  const auto& ci = a["power_law"]["r_exponent_ci95"];
+  std::printf(
+      "\n1-step median error %.3g AU, %s (constant velocity %.3g, constant acceleration %.3g, Newton step "
+      "%.3g); transplant slope s = %s; a_impl r exponent %s [%s, %s]; constant ratio %s; median angle %s "
+      "deg\n",
+      one["model"]["median"].get<double>(), b["ladder_position"].get<std::string>().c_str(),
+      one["constant_velocity"]["median"].get<double>(), one["constant_acceleration"]["median"].get<double>(),
+      one["newton_step"]["median"].get<double>(), b["transplant"]["slope"].dump().c_str(),
+      a["power_law"]["r_exponent"].dump().c_str(), ci[0].dump().c_str(), ci[1].dump().c_str(),
+      a["constant_ratio"].dump().c_str(), a["median_angle_deg"].dump().c_str());
+}
 
 void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
   ConfigReader reader(options.load(), "eval config");
@@ -25,6 +84,7 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
     throw Error("eval needs --checkpoint FILE, --data FILE and --out FILE.json");
   auto loaded = model::load_model(flags.checkpoint);
   Json result = model::evaluate(loaded, flags.checkpoint, flags.data, config);
+  if (config.behaviour) result["behaviour"] = behaviour_section(loaded, config, flags);
   result["provenance"] = provenance_record("eval", reader.resolved(), 0, library_versions());
   auto dir = std::filesystem::path(flags.out).parent_path();
   if (!dir.empty()) std::filesystem::create_directories(dir);
@@ -48,6 +108,7 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
         one["median"]["previous_position"].get<double>(), one["median"]["constant_velocity"].get<double>());
   }
   std::printf("; wrote %s\n", flags.out.c_str());
+  if (result.contains("behaviour")) print_behaviour(result["behaviour"]);
   const Json& clamped = result["clamped_coordinates"];
   const double fraction = clamped["fraction"].get<double>();
   std::printf("clamped: %lld of %lld coordinates (%.2f%%) outside the tokenizer's range [%g, %g) AU\n",
@@ -74,6 +135,8 @@ void add_eval_command(CLI::App& app) {
   sub->add_option("--data", flags.data, "HDF5 trajectory dataset to evaluate on");
   sub->add_option("--out", flags.out,
                   "result JSON (shape documented in model/include/orbitlaw/model/eval.hpp)");
+  sub->add_option("--predictions", flags.predictions,
+                  "behavioural predictions file (HDF5; default: beside --out, <stem>.predictions.h5)");
   sub->callback([&options] { run_eval(options, flags); });
 }
 

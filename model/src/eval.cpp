@@ -24,7 +24,19 @@ EvalConfig EvalConfig::from_config(ConfigReader& r) {
   c.attention_sequences = r.get<int>("attention_sequences", c.attention_sequences);
   c.threads = r.get<int>("threads", c.threads);
   c.device = r.get<std::string>("device", c.device);
+  c.behaviour = r.get<bool>("behaviour", c.behaviour);
+  c.transplant_lambdas = r.get<std::vector<double>>("transplant_lambdas", c.transplant_lambdas);
+  c.transplant_history = r.get<int>("transplant_history", c.transplant_history);
+  c.transplant_rows = r.get<int>("transplant_rows", c.transplant_rows);
+  c.bootstrap = r.get<int>("bootstrap", c.bootstrap);
   r.finish();
+  if (c.transplant_lambdas.size() < 2)
+    throw Error("eval config: transplant_lambdas needs at least two values");
+  for (double l : c.transplant_lambdas)
+    if (!(l >= 0 && l <= 4)) throw Error("eval config: transplant_lambdas must lie in [0, 4]");
+  if (c.transplant_history < 3) throw Error("eval config: transplant_history must be >= 3");
+  if (c.transplant_rows < 1 || c.bootstrap < 0)
+    throw Error("eval config: transplant_rows must be >= 1 and bootstrap >= 0");
   if (c.sequences < 1 || c.batch_size < 1) throw Error("eval config: sequences and batch_size must be >= 1");
   require_thread_count("eval config: threads (0: all cores)", c.threads, 0);
   for (int k : c.rollout_steps)

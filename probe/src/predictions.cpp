@@ -8,97 +8,13 @@
 #include <functional>
 #include <limits>
 
+#include "hdf5_writer.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::probe {
 
 namespace {
-
-// Owns an HDF5 identifier and closes it with the matching function.
-class Handle {
- public:
-  Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Handle() {
-    if (id_ >= 0) close_(id_);
-  }
-  Handle(const Handle&) = delete;
-  Handle& operator=(const Handle&) = delete;
-  hid_t get() const { return id_; }
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-// Silences HDF5's own error stack printing while alive; errors become orbitlaw::Error messages instead.
-class QuietHdf5 {
- public:
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-void check(herr_t status, const std::string& what) {
-  if (status < 0) throw Error("predictions file: " + what + " failed");
-}
-
-void write_array(hid_t where, const std::string& name, const double* data, hsize_t rows, hsize_t cols) {
-  hsize_t dims[2] = {rows, cols};
-  Handle space(H5Screate_simple(cols ? 2 : 1, dims, nullptr), H5Sclose);
-  Handle set(
-      H5Dcreate2(where, name.c_str(), H5T_IEEE_F64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      H5Dclose);
-  if (!set.ok()) throw Error("predictions file: cannot create dataset '" + name + "'");
-  if (rows > 0)
-    check(H5Dwrite(set.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "writing " + name);
-}
-
-void write_vector(hid_t where, const std::string& name, const Eigen::VectorXd& v) {
-  write_array(where, name, v.data(), static_cast<hsize_t>(v.size()), 0);
-}
-
-void write_matrix(hid_t where, const std::string& name, const Eigen::MatrixXd& m) {
-  const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = m;
-  write_array(where, name, row_major.data(), static_cast<hsize_t>(m.rows()), static_cast<hsize_t>(m.cols()));
-}
-
-void write_int64(hid_t where, const std::string& name, const std::vector<std::int64_t>& v) {
-  hsize_t dims[1] = {v.size()};
-  Handle space(H5Screate_simple(1, dims, nullptr), H5Sclose);
-  Handle set(
-      H5Dcreate2(where, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-      H5Dclose);
-  if (!set.ok()) throw Error("predictions file: cannot create dataset '" + name + "'");
-  if (!v.empty()) check(H5Dwrite(set.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()), name);
-}
-
-// Variable-length UTF-8 string attribute (h5py reads it as str).
-void write_string_attribute(hid_t where, const std::string& name, const std::string& value) {
-  Handle type(H5Tcopy(H5T_C_S1), H5Tclose);
-  H5Tset_size(type.get(), H5T_VARIABLE);
-  H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle attr(H5Acreate2(where, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
-  if (!attr.ok()) throw Error("predictions file: cannot create attribute '" + name + "'");
-  const char* text = value.c_str();
-  check(H5Awrite(attr.get(), type.get(), &text), "writing attribute " + name);
-}
-
-void write_int_attribute(hid_t where, const std::string& name, long long value) {
-  Handle space(H5Screate(H5S_SCALAR), H5Sclose);
-  Handle attr(H5Acreate2(where, name.c_str(), H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT),
-              H5Aclose);
-  if (!attr.ok()) throw Error("predictions file: cannot create attribute '" + name + "'");
-  check(H5Awrite(attr.get(), H5T_NATIVE_LLONG, &value), "writing attribute " + name);
-}
 
 std::string read_string_attribute(hid_t where, const std::string& name, const std::string& path) {
   Handle attr(H5Aopen(where, name.c_str(), H5P_DEFAULT), H5Aclose);
@@ -195,21 +111,6 @@ void write_run_attributes(hid_t root, const char* format, const std::string& mod
   write_string_attribute(root, "config", config.dump());
   write_string_attribute(root, "probes", details.dump());
   write_string_attribute(root, "probe_order", Json(order).dump());
-}
-
-// Creates `path` atomically: `body(root)` writes the contents into a temporary file renamed when complete.
-template <class Body>
-void write_file_atomically(const std::string& path, Body body) {
-  QuietHdf5 quiet;
-  AtomicOutput output(path);
-  {
-    Handle file(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
-    if (!file.ok()) throw Error("cannot create predictions file " + path);
-    body(file.get());
-    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
-      throw Error("predictions file: flushing " + path + " failed");
-  }
-  output.commit();
 }
 
 template <class Probes>

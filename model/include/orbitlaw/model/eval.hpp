@@ -40,6 +40,14 @@ struct EvalConfig {
   int attention_sequences = 4;  // systems for the attention diagnostics
   int threads = 0;
   std::string device = "auto";
+  // The behavioural test (orbitlaw/probe/behaviour.hpp), run by orbitlaw eval where the model and data allow
+  // it: the transplant's values of lambda, positions per transplanted history, rows transplanted, and
+  // resamples of systems for the power-law intervals.
+  bool behaviour = true;
+  std::vector<double> transplant_lambdas = {0, 0.5, 1, 1.5};
+  int transplant_history = 16;
+  int transplant_rows = 256;
+  int bootstrap = 400;
 
   static EvalConfig from_config(ConfigReader& reader);
 };
