@@ -30,6 +30,17 @@ AttentionKind parse_attention_kind(const std::string& name) {
 
 std::string to_string(Head head) { return head == Head::kRegression ? "regression" : "tokens"; }
 
+std::string to_string(Target target) {
+  switch (target) {
+    case Target::kStep:
+      return "step";
+    case Target::kStepChange:
+      return "step_change";
+    default:
+      return "position";
+  }
+}
+
 void ModelConfig::validate() const {
   auto fail = [](const std::string& what) { throw Error("model config: " + what); };
   if (n_layer < 1) fail("n_layer must be at least 1");
@@ -46,6 +57,8 @@ void ModelConfig::validate() const {
   if (!(attention.ssmax_init > 0)) fail("attention.ssmax_init must be positive");
   if (!(rope_theta > 0)) fail("rope_theta must be positive");
   if (dropout < 0 || dropout >= 1) fail("dropout must be in [0, 1)");
+  if (target != Target::kPosition && head != Head::kRegression)
+    fail("target '" + to_string(target) + "' needs head = regression");
   if (!(coordinate_scale >= 0) || !std::isfinite(coordinate_scale))
     fail("coordinate_scale must be finite and non-negative (0: the tokenizer's range)");
 }
@@ -67,6 +80,7 @@ Json ModelConfig::to_json() const {
               {"dropout", dropout},
               {"bias", bias},
               {"head", to_string(head)},
+              {"target", to_string(target)},
               {"coordinate_scale", coordinate_scale}};
 }
 
@@ -102,6 +116,16 @@ ModelConfig ModelConfig::from_config(ConfigReader& s, const ModelConfig& d) {
     c.head = Head::kTokens;
   } else {
     throw Error("model config: head must be 'tokens' or 'regression' (got '" + head + "')");
+  }
+  const std::string target = s.get<std::string>("target", to_string(d.target));
+  if (target == "position") {
+    c.target = Target::kPosition;
+  } else if (target == "step") {
+    c.target = Target::kStep;
+  } else if (target == "step_change") {
+    c.target = Target::kStepChange;
+  } else {
+    throw Error("model config: target must be 'position', 'step' or 'step_change' (got '" + target + "')");
   }
   c.coordinate_scale = s.get<double>("coordinate_scale", d.coordinate_scale);
   s.finish();

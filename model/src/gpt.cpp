@@ -144,11 +144,34 @@ torch::Tensor GptImpl::embed(const torch::Tensor& tokens) {
   return x;
 }
 
+namespace {
+
+// What a residual target adds to the head's output (ModelConfig::target): x_t, or 2 x_t - x_{t-1}. A
+// non-coordinate input (the cadence row, padding) counts as 0, and a position whose previous input is not a
+// coordinate has no velocity.
+torch::Tensor residual_base(const torch::Tensor& inputs, Target target) {
+  auto finite = torch::isfinite(inputs).all(-1, /*keepdim=*/true);
+  auto x = torch::where(finite, inputs, torch::zeros_like(inputs));
+  if (target == Target::kStep) return x;
+  const auto T = inputs.size(1);
+  auto before =
+      torch::cat({torch::full_like(inputs.narrow(1, 0, 1), std::numeric_limits<double>::quiet_NaN()),
+                  inputs.narrow(1, 0, T - 1)},
+                 1);
+  auto previous = torch::where(torch::isfinite(before).all(-1, true) & finite, before, x);
+  return 2 * x - previous;
+}
+
+}  // namespace
+
 GptOutput GptImpl::forward(const torch::Tensor& tokens) {
   auto x = embed(tokens);
   for (auto& block : *blocks_) x = block->as<Block>()->forward(x);
-  if (config_.head == Head::kRegression)
-    return {{}, {}, coord_head_->forward(ln_f_->forward(x)) * config_.coordinate_scale};
+  if (config_.head == Head::kRegression) {
+    auto out = coord_head_->forward(ln_f_->forward(x)) * config_.coordinate_scale;
+    if (config_.target == Target::kPosition) return {{}, {}, out};
+    return {{}, {}, out + residual_base(tokens.to(out.scalar_type()), config_.target)};
+  }
   auto logits = head_->forward(ln_f_->forward(x)).split(config_.vocab, -1);
   return {logits[0], logits[1], {}};
 }
@@ -187,7 +210,8 @@ torch::Tensor next_token_loss(const GptOutput& output, const torch::Tensor& targ
   auto options = torch::nn::functional::CrossEntropyFuncOptions().ignore_index(ignore_index);
   const auto v = output.x_logits.size(-1);
   // At least float32: reduced-precision (autocast) logits are widened for the log-softmax, while float64
-  // logits stay float64 so a float64 model has a float64 loss and gradients (tests/model/test_gpt_parity.cpp).
+  // logits stay float64 so a float64 model has a float64 loss and gradients
+  // (tests/model/test_gpt_parity.cpp).
   const auto dtype = torch::promote_types(output.x_logits.scalar_type(), torch::kFloat32);
   auto loss_x = torch::nn::functional::cross_entropy(output.x_logits.reshape({-1, v}).to(dtype),
                                                      targets.select(-1, 0).reshape({-1}), options);

@@ -119,6 +119,43 @@ TEST(GptRegression, CausalAndReadsNonCoordinateRowsAsTheStartVector) {
   EXPECT_THROW(Gpt{unscaled}, Error);
 }
 
+// The residual targets add x_t (step) or 2 x_t - x_{t-1} (step_change) to what the same weights output as
+// a position model; the first position after the cadence row has no velocity. Only the regression head has
+// them.
+TEST(GptRegression, ResidualTargetsAddTheCurrentPositionOrConstantVelocity) {
+  auto xy = torch::randn({2, 12, 2}, torch::kFloat32);
+  xy.select(1, 0).fill_(std::numeric_limits<float>::quiet_NaN());
+  torch::NoGradGuard no_grad;
+  auto output_of = [&](Target target) {
+    torch::manual_seed(5);
+    auto config = regression_config(AttentionKind::kSoftmax);
+    config.target = target;
+    Gpt model(config);
+    model->eval();
+    return model->forward(xy).coordinates;
+  };
+  const auto position = output_of(Target::kPosition);
+  const auto step = output_of(Target::kStep);
+  const auto change = output_of(Target::kStepChange);
+  auto a = xy.accessor<float, 3>();
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 12; ++t)
+      for (int c = 0; c < 2; ++c) {
+        const double x = t == 0 ? 0.0 : a[b][t][c];
+        const double before = t <= 1 ? x : a[b][t - 1][c];
+        const double p = position[b][t][c].item<double>();
+        EXPECT_NEAR(step[b][t][c].item<double>(), p + x, 1e-5) << b << " " << t;
+        EXPECT_NEAR(change[b][t][c].item<double>(), p + 2 * x - before, 1e-5) << b << " " << t;
+      }
+  auto tokens = small_config(AttentionKind::kSoftmax);
+  tokens.target = Target::kStep;
+  EXPECT_THROW(tokens.validate(), Error);
+  const auto json = regression_config(AttentionKind::kSoftmax);
+  auto round = json;
+  round.target = Target::kStepChange;
+  EXPECT_EQ(ModelConfig::from_json(round.to_json()).target, Target::kStepChange);
+}
+
 TEST(GptRegression, LossIsTheMeanSquaredErrorInScaleUnitsOverFiniteTargets) {
   GptOutput out;
   out.coordinates = torch::tensor({{{1.0, 2.0}, {3.0, 4.0}, {0.0, 0.0}}});

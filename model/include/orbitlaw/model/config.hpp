@@ -30,6 +30,16 @@ enum class Positional { kLearned, kRope };
 enum class Head { kTokens, kRegression };
 std::string to_string(Head head);
 
+// What the regression head's output means: the next position itself ("position", Liu et al.), the step from
+// the current input ("step": x_hat = x_t + output), or the step's change ("step_change": x_hat = 2 x_t -
+// x_{t-1}
+// + output, so the head predicts the curvature a dt^2 on top of constant velocity). The inputs are the
+// previous positions of the sequence, so the two residual targets mean one body's step only where a sequence
+// holds one body (the heliocentric frame of one-planet systems); a position after the cadence row has no
+// x_{t-1} and takes x_t in its place.
+enum class Target { kPosition, kStep, kStepChange };
+std::string to_string(Target target);
+
 struct ModelConfig {
   int n_layer = 12;
   int n_head = 12;
@@ -42,6 +52,7 @@ struct ModelConfig {
   double dropout = 0;
   bool bias = true;
   Head head = Head::kTokens;
+  Target target = Target::kPosition;  // regression head only
   // Regression head: coordinates are divided by this (AU) on the way in and multiplied on the way out; 0 in a
   // config means "the tokenizer's coordinate_scale()", which training resolves.
   double coordinate_scale = 0;
