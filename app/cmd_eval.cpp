@@ -46,6 +46,8 @@ Json behaviour_section(const model::LoadedModel& loaded, const model::EvalConfig
   const auto path = flags.predictions.empty() ? default_predictions_path(flags.out) : flags.predictions;
   probe::write_behaviour_predictions(path, rows, report, probe::prediction_kind(loaded));
   Json j = report.json();
+  if (!config.law_search.is_null())
+    j["law_search"] = probe::search_implied_laws(rows, report, config.law_search);
   j["available"] = true;
   j["prediction"] = probe::prediction_kind(loaded);
   j["predictions_file"] = path;
@@ -75,6 +77,15 @@ void print_behaviour(const Json& b) {
       one["newton_step"]["median"].get<double>(), b["transplant"]["slope"].dump().c_str(),
       a["power_law"]["r_exponent"].dump().c_str(), ci[0].dump().c_str(), ci[1].dump().c_str(),
       a["constant_ratio"].dump().c_str(), a["median_angle_deg"].dump().c_str());
+  if (b.contains("law_search")) {
+    const auto& laws = b["law_search"];
+    const auto& n = laws["newton_galaxies"];
+    std::printf(
+        "law search on a_impl (%s protocol): Newton in %d of %zu galaxies (srbench), %d (strict), %d "
+        "(exponents)\n",
+        laws["protocol"].get<std::string>().c_str(), n["srbench"].get<int>(), laws["galaxies"].size(),
+        n["strict"].get<int>(), n["exponents"].get<int>());
+  }
 }
 
 void run_eval(const ConfigOptions& options, const EvalFlags& flags) {

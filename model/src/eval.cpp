@@ -29,12 +29,15 @@ EvalConfig EvalConfig::from_config(ConfigReader& r) {
   c.transplant_history = r.get<int>("transplant_history", c.transplant_history);
   c.transplant_rows = r.get<int>("transplant_rows", c.transplant_rows);
   c.bootstrap = r.get<int>("bootstrap", c.bootstrap);
+  c.law_search = r.get<Json>("law_search", c.law_search);
   r.finish();
   if (c.transplant_lambdas.size() < 2)
     throw Error("eval config: transplant_lambdas needs at least two values");
   for (double l : c.transplant_lambdas)
     if (!(l >= 0 && l <= 4)) throw Error("eval config: transplant_lambdas must lie in [0, 4]");
   if (c.transplant_history < 3) throw Error("eval config: transplant_history must be >= 3");
+  if (!c.law_search.is_null() && !c.law_search.is_object())
+    throw Error("eval config: law_search must be an object of law-search settings (or null)");
   if (c.transplant_rows < 1 || c.bootstrap < 0)
     throw Error("eval config: transplant_rows must be >= 1 and bootstrap >= 0");
   if (c.sequences < 1 || c.batch_size < 1) throw Error("eval config: sequences and batch_size must be >= 1");

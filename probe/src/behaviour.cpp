@@ -115,6 +115,7 @@ std::vector<BehaviourRow> rows_of_track(const TwoBodyTrack& track, int context) 
     row.acceleration = track.acceleration[static_cast<std::size_t>(t)];
     row.next = track.position[static_cast<std::size_t>(t + 1)];
     row.star_mass = track.star_mass;
+    row.planet_mass = track.planet_mass;
     row.system = track.system;
     row.step = t;
     rows.push_back(std::move(row));
@@ -176,7 +177,9 @@ AccelerationLaw fit_acceleration_law(const std::vector<BehaviourRow>& rows, cons
     m_lo = std::min(m_lo, rows[i].window.mu);
     m_hi = std::max(m_hi, rows[i].window.mu);
   }
-  law.mass_varies = m_hi > m_lo * (1 + 1e-9);
+  // The planet's own mass moves M + m by at most 0.1% in every preset: a spread that small identifies no
+  // exponent (its interval spans tens), so the mass counts as varying only beyond 10%.
+  law.mass_varies = m_hi > m_lo * 1.1;
   const Eigen::Index cols = law.mass_varies ? 3 : 2;
   Eigen::MatrixXd design(static_cast<Eigen::Index>(rows.size()), cols);
   Eigen::VectorXd y(static_cast<Eigen::Index>(rows.size()));
@@ -277,24 +280,32 @@ Json ImpliedAccelerationSummary::json() const {
 
 TransplantSummary curvature_transplant(const NextPositionPredictor& predictor,
                                        const std::vector<BehaviourRow>& rows,
-                                       const BehaviourSettings& settings) {
+                                       const BehaviourSettings& settings, int replaced, bool keep_context) {
   TransplantSummary out;
   out.lambdas = settings.lambdas;
+  out.replaced = replaced;
+  out.keep_context = keep_context;
   if (settings.lambdas.size() < 2)
     throw Error("behaviour: the transplant needs at least two values of lambda");
-  // Rows evenly spaced over the given ones.
-  std::vector<const BehaviourRow*> chosen;
+  if (replaced < 3) throw Error("behaviour: a transplant replaces at least the last 3 positions");
+  // Rows evenly spaced over those whose window can hold the transplant (and, keeping the context, at least
+  // as many real positions before it as it replaces).
+  std::vector<const BehaviourRow*> usable, chosen;
+  for (const auto& row : rows)
+    if (!keep_context || static_cast<int>(row.window.positions.size()) >= 2 * replaced)
+      usable.push_back(&row);
   const std::size_t n =
-      std::min<std::size_t>(rows.size(), static_cast<std::size_t>(settings.transplant_rows));
-  for (std::size_t i = 0; i < n; ++i) chosen.push_back(&rows[i * rows.size() / n]);
+      std::min<std::size_t>(usable.size(), static_cast<std::size_t>(settings.transplant_rows));
+  for (std::size_t i = 0; i < n; ++i) chosen.push_back(usable[i * usable.size() / n]);
   std::vector<TrackWindow> windows;
   for (const auto* row : chosen)
     for (double lambda : settings.lambdas) {
       const auto& w = row->window;
-      windows.push_back(TrackWindow{transplant_history(w.positions.back(), row->velocity, w.mu, w.k, lambda,
-                                                       w.dt, settings.transplant_history),
-                                    w.dt, w.mu, w.k});
+      auto history = transplant_history(w.positions.back(), row->velocity, w.mu, w.k, lambda, w.dt, replaced);
+      if (keep_context) history.insert(history.begin(), w.positions.begin(), w.positions.end() - replaced);
+      windows.push_back(TrackWindow{std::move(history), w.dt, w.mu, w.k});
     }
+  if (windows.empty()) return out;
   const auto predicted = predictor(windows);
   if (predicted.size() != windows.size())
     throw Error("behaviour: the predictor returned the wrong number of rows");
@@ -326,8 +337,15 @@ TransplantSummary curvature_transplant(const NextPositionPredictor& predictor,
 Json TransplantSummary::json() const {
   Json per = Json::array();
   for (std::size_t j = 0; j < lambdas.size(); ++j)
-    per.push_back(Json{{"lambda", lambdas[j]}, {"median_projection", finite_or_null(median_projection[j])}});
-  return Json{{"slope", finite_or_null(slope)}, {"rows", rows}, {"per_lambda", per}};
+    per.push_back(
+        Json{{"lambda", lambdas[j]},
+             {"median_projection",
+              j < median_projection.size() ? finite_or_null(median_projection[j]) : Json(nullptr)}});
+  return Json{{"slope", finite_or_null(slope)},
+              {"rows", rows},
+              {"replaced_positions", replaced},
+              {"real_context_kept", keep_context},
+              {"per_lambda", per}};
 }
 
 LearnedLawVerdict judge(double law_exponent, const ImpliedAccelerationSummary& implied,
@@ -402,9 +420,13 @@ BehaviourReport evaluate_behaviour(const NextPositionPredictor& predictor,
     report.implied_acceleration.push_back(
         implied_acceleration(report.predicted[i], back(windows[i], 0), back(windows[i], 1), windows[i].dt));
   report.implied = summarise_implied(rows, report.implied_acceleration, settings.bootstrap, settings.seed);
-  report.transplant = curvature_transplant(predictor, rows, settings);
-  report.verdict =
-      judge(report.law_exponent, report.implied, report.transplant, report.model, report.acceleration);
+  report.transplant = curvature_transplant(predictor, rows, settings, settings.transplant_history, false);
+  // With a mass that varies between systems, only the context tells the mass: keep it and replace the last 3.
+  if (report.implied.law.mass_varies)
+    report.mass_transplant = curvature_transplant(predictor, rows, settings, 3, true);
+  report.verdict = judge(report.law_exponent, report.implied,
+                         report.mass_transplant.rows > 0 ? report.mass_transplant : report.transplant,
+                         report.model, report.acceleration);
   report.ladder_position = place_on_ladder(report);
   return report;
 }
@@ -419,7 +441,8 @@ Json BehaviourReport::json() const {
                                          {"constant_acceleration", acceleration.json()},
                                          {"newton_step", newton.json()}}},
               {"implied_acceleration", implied.json()},
-              {"transplant", transplant.json()}};
+              {"transplant", transplant.json()},
+              {"mass_transplant", mass_transplant.rows > 0 ? mass_transplant.json() : Json(nullptr)}};
 }
 
 }  // namespace orbitlaw::probe

@@ -38,6 +38,7 @@ std::vector<BehaviourRow> read_behaviour_rows(const simulator::DatasetReader& da
     track.dt = system.cadence;
     track.k = k;
     track.star_mass = system.mass[1];
+    track.planet_mass = system.mass[0];
     track.mu = kGravitationalConstant * (system.mass[0] + system.mass[1]);
     track.system = i;
     const int steps = std::min(system.n_steps, positions);

@@ -13,6 +13,7 @@
 
 using namespace orbitlaw::probe;
 using namespace orbitlaw::simulator;
+using orbitlaw::Json;
 
 namespace {
 
@@ -45,6 +46,7 @@ TwoBodyTrack simulated_track(double a, double e, double omega, double M0, double
   track.mu = kG * (star + planet);
   track.k = k;
   track.star_mass = star;
+  track.planet_mass = planet;
   track.system = system;
   auto rel = [&](const std::vector<double>& v, int t) {
     return Vec2(v[t * 4] - v[t * 4 + 2], v[t * 4 + 1] - v[t * 4 + 3]);
@@ -167,6 +169,39 @@ TEST(Behaviour, ANoisyPredictorHasAWideIntervalAndFails) {
   EXPECT_GT(r.implied.median_angle_deg, 2.0);
 }
 
+// A predictor that infers the mass from the start of its window (the curvature of its first three positions,
+// as Newton's law relates them) and steps x_t with Newton's law of that mass: the model a varying-mass regime
+// asks for. The full transplant moves what it infers (s = 1); the mass transplant, which keeps the real
+// context, does not (s = 0), and only with the latter does it pass. Constant acceleration follows the
+// curvature in both.
+TEST(Behaviour, TheMassTransplantKeepsTheContextThatTellsTheMass) {
+  const auto rows = rows_of_systems(2.0, true);
+  auto infers_mass = [](const std::vector<TrackWindow>& windows) {
+    std::vector<Vec2> out;
+    for (const auto& w : windows) {
+      const auto& p = w.positions;
+      const Vec2 curvature = (p[2] - 2 * p[1] + p[0]) / (w.dt * w.dt);
+      const double mu = curvature.norm() * std::pow(p[1].norm(), w.k);
+      out.push_back(2 * p.back() - p[p.size() - 2] + central_acceleration(p.back(), mu, w.k) * w.dt * w.dt);
+    }
+    return out;
+  };
+  const auto r = evaluate_behaviour(infers_mass, rows, quick_settings());
+  ASSERT_GT(r.mass_transplant.rows, 0);
+  EXPECT_TRUE(r.mass_transplant.keep_context);
+  EXPECT_EQ(r.mass_transplant.replaced, 3);
+  EXPECT_NEAR(r.transplant.slope, 1.0, 0.05);
+  EXPECT_NEAR(r.mass_transplant.slope, 0.0, 1e-6);
+  EXPECT_NEAR(r.implied.law.b, 1.0, 0.02);
+  EXPECT_FALSE(names(r.verdict, "transplant slope")) << r.json().dump();
+  const auto kinematic = evaluate_behaviour(constant_acceleration_predictor(), rows, quick_settings());
+  EXPECT_NEAR(kinematic.mass_transplant.slope, 1.0, 0.05);
+  EXPECT_TRUE(names(kinematic.verdict, "transplant slope"));
+  // With a fixed star no mass transplant is run: the position alone tells the force.
+  EXPECT_EQ(
+      evaluate_behaviour(infers_mass, rows_of_systems(2.0, false), quick_settings()).mass_transplant.rows, 0);
+}
+
 TEST(Behaviour, TransplantedHistoriesFollowTheIntegrator) {
   const auto track = simulated_track(1.1, 0.4, 0.2, 1.0, 1.0, 2.0, 40, 0);
   const int t = 30, length = 16;
@@ -223,4 +258,23 @@ TEST(Behaviour, RowsOfATrackSeeAtMostTheContext) {
   EXPECT_THROW(
       evaluate_behaviour(newton_step_predictor(), {rows.begin(), rows.begin() + 3}, quick_settings()),
       orbitlaw::Error);
+}
+
+// The law search on a_impl, with nothing fitted to labels: the Newton stepper's implied accelerations give
+// Newton's law in every tier; constant velocity's (zero curvature: |a_impl| = |x_t - x_{t-1} + ...| is 0)
+// give no law at all.
+TEST(Behaviour, TheLawSearchOnImpliedAccelerationsFindsTheNewtonStepsLaw) {
+  const auto rows = rows_of_systems(2.0, false);
+  const Json quick{{"protocol", "extended"}, {"galaxies", 2},           {"galaxy_rows", 120},
+                   {"restarts", 1},          {"time_limit_seconds", 4}, {"bootstrap_resamples", 0}};
+  const auto newton = evaluate_behaviour(newton_step_predictor(), rows, quick_settings());
+  const auto laws = search_implied_laws(rows, newton, quick);
+  EXPECT_EQ(laws["galaxies"].size(), 2u) << laws.dump();
+  EXPECT_EQ(laws["newton_galaxies"]["strict"], 2) << laws.dump();
+  EXPECT_EQ(laws["newton_galaxies"]["exponents"], 2) << laws.dump();
+  const auto previous = evaluate_behaviour(previous_position_predictor(), rows, quick_settings());
+  const auto none = search_implied_laws(rows, previous, quick);
+  EXPECT_EQ(none["newton_galaxies"]["srbench"], 0) << none.dump();
+  EXPECT_THROW(search_implied_laws(rows, newton, Json{{"protocol", "mine"}}), orbitlaw::Error);
+  EXPECT_THROW(search_implied_laws(rows, newton, Json{{"galaxy", 2}}), orbitlaw::Error);
 }

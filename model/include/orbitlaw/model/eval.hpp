@@ -48,6 +48,9 @@ struct EvalConfig {
   int transplant_history = 16;
   int transplant_rows = 256;
   int bootstrap = 400;
+  // The law search on the implied accelerations ({"protocol": "published" | "extended", and the probe
+  // protocol keys}; orbitlaw/probe/behaviour_eval.hpp); null: not run.
+  Json law_search = nullptr;
 
   static EvalConfig from_config(ConfigReader& reader);
 };

@@ -61,7 +61,7 @@ struct BehaviourRow {
   Vec2 velocity;      // true velocity at t, relative to the star
   Vec2 acceleration;  // true acceleration at t, relative to the star
   Vec2 next;          // true x_{t+1}
-  double star_mass = 0;
+  double star_mass = 0, planet_mass = 0;
   std::int64_t system = 0;  // index in the dataset
   int step = 0;             // t
 };
@@ -71,7 +71,7 @@ struct BehaviourRow {
 // star; `mu` = G (M + m) for the law of exponent k.
 struct TwoBodyTrack {
   std::vector<Vec2> position, velocity, acceleration;  // per step, relative to the star
-  double dt = 0, mu = 0, k = 2, star_mass = 0;
+  double dt = 0, mu = 0, k = 2, star_mass = 0, planet_mass = 0;
   std::int64_t system = 0;
 };
 std::vector<BehaviourRow> rows_of_track(const TwoBodyTrack& track, int context);
@@ -121,13 +121,16 @@ struct TransplantSummary {
   std::vector<double> lambdas, median_projection;
   double slope = 0;
   std::int64_t rows = 0;
+  int replaced = 0;           // positions of the history replaced (x_t included)
+  bool keep_context = false;  // whether the real positions before them were kept
   Json json() const;
 };
 
 // The verdict of docs/design.md: the predictor has learned the data's law (Newton's when k = 2) when |s| <
-// 0.1, the r exponent's interval contains -k and lies within -k +- 0.05 (likewise b and 1 where the star's
-// mass varies), the constant ratio is within 5% of 1, the median angle is below 2 degrees, and its median
-// 1-step error beats constant acceleration's. Each failed condition is named.
+// 0.1 (the mass transplant's s where the mass varies), the r exponent's interval contains -k and lies within
+// -k +- 0.05 (likewise b and 1 where the star's mass varies), the constant ratio is within 5% of 1, the
+// median angle is below 2 degrees, and its median 1-step error beats constant acceleration's. Each failed
+// condition is named.
 struct LearnedLawVerdict {
   bool learned = false;
   std::vector<std::string> failed;
@@ -139,8 +142,9 @@ struct BehaviourReport {
   StepErrors model, previous, velocity, acceleration, newton;  // the 1-step ladder
   ImpliedAccelerationSummary implied;
   TransplantSummary transplant;
-  LearnedLawVerdict verdict;
-  std::string ladder_position;  // e.g. "between constant velocity and constant acceleration"
+  TransplantSummary mass_transplant;  // only where the mass varies between systems (rows = 0 otherwise)
+  LearnedLawVerdict verdict;          // judged on the mass transplant's s where it was run
+  std::string ladder_position;        // e.g. "between constant velocity and constant acceleration"
   // Per 1-step row, for the predictions file.
   std::vector<Vec2> predicted, implied_acceleration;
   Json json() const;
@@ -161,5 +165,14 @@ TransplantSummary curvature_transplant(const NextPositionPredictor& predictor,
 LearnedLawVerdict judge(double law_exponent, const ImpliedAccelerationSummary& implied,
                         const TransplantSummary& transplant, const StepErrors& model,
                         const StepErrors& constant_acceleration);
+
+// The law search on the implied accelerations, with nothing fitted to labels: |a_impl| against (r, m1 =
+// planet mass, m2 = star mass) over the 1-step rows, galaxies drawn from all of them, judged by the three
+// tiers of docs/design.md section 7 for the acceleration (C m2 / r^2, C against G). `settings`: "protocol"
+// ("published" or "extended", the default) and any key of a probe protocol section (galaxies, galaxy_rows,
+// restarts, time_limit_seconds, ...). Returns {"protocol", "galaxies": [{law, srbench, strict, exponents,
+// c_over_g, r_exponent}], "newton_galaxies": {srbench, strict, exponents}, "seconds"}.
+Json search_implied_laws(const std::vector<BehaviourRow>& rows, const BehaviourReport& report,
+                         const Json& settings);
 
 }  // namespace orbitlaw::probe
