@@ -564,7 +564,8 @@ TrainResult train(const TrainRequest& request) {
     }
     if (progress) {
       char note[128];
-      std::snprintf(note, sizeof note, "loss %.3f val %.3f", step_loss, result.final_val_loss);
+      // Significant digits: a regression model's loss is ~1e-6, which %.3f would print as 0.000.
+      std::snprintf(note, sizeof note, "loss %.3g val %.3g", step_loss, result.final_val_loss);
       progress->set_note(note);
       progress->set(step);
     }
