@@ -27,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import answer  # noqa: E402  the answer section's statistics and sentences
+import behaviour_table  # noqa: E402  the behavioural test's tables (docs/design.md section 6c)
 import report_html  # noqa: E402  the HTML page of the report's Markdown
 from expconfig import model_seeds, seed_count  # noqa: E402  the driver's own rule for the seeds of a model
 
@@ -261,6 +262,20 @@ def seed_values(rep, config, reps):
                 newton = (row.get("tiers") or {}).get("srbench", sum(bool(g.get("newton")) for g in galaxies))
                 model.newton.setdefault((row.get("probe"), row.get("protocol"), len(galaxies)), {})[r.seed] = newton
     return list(models.values())
+
+
+def section_behaviour(rep):
+    """The label-free verdict from each model's own predictions (orbitlaw eval's "behaviour"), first."""
+    rows, summary = behaviour_table.tables(rep.run)
+    if not rows:
+        return
+    rep.heading("Learned gravity, read from each model's own predictions")
+    rep.para("No probe is fitted here (docs/design.md section 6c): each model's next-position predictions are "
+             "placed on the ladder of baselines, read as an implied acceleration, and put through the curvature "
+             "transplant (s = 0: the force is computed from the position; s = 1: the history's curvature is "
+             "extrapolated). A model learned the law only if every seed passes every condition.")
+    rep.table(behaviour_table.SUMMARY_HEADER, summary)
+    rep.table(behaviour_table.HEADER, rows)
 
 
 def section_about(rep, config):
@@ -801,6 +816,7 @@ def write_report():
     stages = config.get("stages", [])
     # The answer first, then what it rests on; provenance and what is missing at the end.
     section_title(rep, config)
+    section_behaviour(rep)
     if reps:
         section_answer(rep, config, reps)
     section_about(rep, config)

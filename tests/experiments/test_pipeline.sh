@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of the experiment scripts on the real orbitlaw binary, at --smoke size.
 #
-# usage: test_pipeline.sh quickstart|interrupt|paper|gpu-study|locality ORBITLAW PYTHON
+# usage: test_pipeline.sh quickstart|interrupt|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
 #
 #   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run
 #   interrupt   quickstart --smoke killed after the first checkpoint of training, then rerun: completed
@@ -10,6 +10,9 @@
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
 #   locality    locality --smoke: seven attention kinds, an untrained control and a k = 2.5 universe,
 #               probed for the acceleration
+#   learned-gravity  learned-gravity --smoke: every model's eval measured its own predictions' behaviour
+#               (ladder, transplant, verdict, law search on a_impl) and wrote its predictions file; the report
+#               opens with the behavioural table
 #
 # Any failure, including a stage whose command line does not match the driver's, fails the test.
 set -euo pipefail
@@ -112,6 +115,28 @@ import json, sys
 vector = json.load(open(sys.argv[1]))["probes"]["linear_vector"]
 assert len(vector["test_component_r2_unused_for_selection"]) == 2, vector
 assert len(vector["validation_r2"]) == 4, vector  # embedding, two blocks, final LayerNorm
+PY
+    ;;
+  learned-gravity)
+    experiment learned-gravity
+    "$python" - "$run" <<'PY' || fail "learned-gravity behaviour"
+import glob, json, os, sys
+run = sys.argv[1]
+evals = sorted(glob.glob(os.path.join(run, "models", "*", "eval.json")))
+assert len(evals) == 6, evals
+for path in evals:
+    b = json.load(open(path))["behaviour"]
+    assert b["available"], (path, b)
+    assert set(b["one_step_error_au"]) == {"model", "previous_position", "constant_velocity",
+                                           "constant_acceleration", "newton_step"}, b
+    assert b["transplant"]["rows"] == 16, b["transplant"]
+    assert len(b["law_search"]["galaxies"]) == 1, b["law_search"]
+    assert os.path.getsize(os.path.join(os.path.dirname(path), "eval.predictions.h5")) > 0
+    # Smoke models learn nothing: none may pass the verdict, the untrained controls least of all.
+    assert not b["verdict"]["learned"], (path, b["verdict"])
+report = open(os.path.join(run, "report", "report.md")).read()
+first = report.index("## ")
+assert report[first:].startswith("## Learned gravity, read from each model's own predictions"), report[:400]
 PY
     ;;
   gpu-study)

@@ -1,0 +1,105 @@
+"""The behavioural test's table for a run folder: one row per trained model (and seed) from its eval.json,
+verdict first, then the numbers behind it (docs/design.md section 6c), and per model kind the mean over seeds
+with a 95% Student-t interval where there are at least 2 seeds.
+
+Usage: python experiments/lib/behaviour_table.py RUN_FOLDER   (prints Markdown; exit 1 on a folder without
+any eval.json that measured the behaviour).
+"""
+import json
+import math
+import os
+import sys
+
+# Two-sided 95% Student-t quantiles by degrees of freedom (1..10), enough for seed counts used here.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
+
+
+def interval(values):
+    """Mean and the half-width of its 95% t interval (None with one value: one seed is an anecdote)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, T95.get(n - 1, 1.96) * sd / math.sqrt(n)
+
+
+def fmt(v, digits=3):
+    return "-" if v is None else f"{v:.{digits}g}"
+
+
+def rows_of(run):
+    models = os.path.join(run, "models")
+    found = []
+    for dirpath, _, files in sorted(os.walk(models)):
+        if "eval.json" not in files:
+            continue
+        with open(os.path.join(dirpath, "eval.json")) as f:
+            b = json.load(f).get("behaviour") or {}
+        if not b.get("available"):
+            continue
+        tag = os.path.relpath(dirpath, models)
+        found.append((tag, tag.split("/")[0], b))
+    return found
+
+
+HEADER = ["model", "verdict", "1-step median AU (const. acc., Newton step)", "ladder", "s",
+          "a_impl r exponent [95%]", "constant ratio", "median angle (deg)", "failed conditions"]
+SUMMARY_HEADER = ["model kind", "seeds", "learned in", "1-step median / constant acceleration's (mean, 95% interval)",
+                  "s (mean, 95% interval)"]
+
+
+def tables(run):
+    """The per-model rows and the per-kind summary rows (lists of strings) of the run's measured behaviour."""
+    rows, kinds = [], {}
+    for tag, kind, b in rows_of(run):
+        one, a = b["one_step_error_au"], b["implied_acceleration"]
+        law = a["power_law"]
+        lo, hi = law["r_exponent_ci95"]
+        v = b["verdict"]
+        rows.append([tag, "learned" if v["learned"] else "not learned",
+                     f"{fmt(one['model']['median'])} ({fmt(one['constant_acceleration']['median'])}, "
+                     f"{fmt(one['newton_step']['median'])})",
+                     b["ladder_position"], fmt(b["transplant"]["slope"]),
+                     f"{fmt(law['r_exponent'], 4)} [{fmt(lo, 4)}, {fmt(hi, 4)}]", fmt(a["constant_ratio"]),
+                     fmt(a["median_angle_deg"]), str(len(v["failed"]))])
+        kinds.setdefault(kind, []).append(b)
+    summary = []
+    for kind, bs in kinds.items():
+        ratio = [b["one_step_error_au"]["model"]["median"] / b["one_step_error_au"]["constant_acceleration"]["median"]
+                 for b in bs]
+        slope = [b["transplant"]["slope"] for b in bs if b["transplant"]["slope"] is not None]
+        learned = sum(1 for b in bs if b["verdict"]["learned"])
+
+        def cell(values):
+            if not values:
+                return "-"
+            m, h = interval(values)
+            return f"{fmt(m)} ± {fmt(h)}" if h is not None else f"{fmt(m)} (one seed)"
+
+        summary.append([kind, str(len(bs)), f"{learned} of {len(bs)}", cell(ratio), cell(slope)])
+    return rows, summary
+
+
+def markdown(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: behaviour_table.py RUN_FOLDER", file=sys.stderr)
+        return 2
+    rows, summary = tables(argv[1])
+    if not rows:
+        print(f"behaviour_table: error: no eval.json with a measured behaviour under {argv[1]}/models",
+              file=sys.stderr)
+        return 1
+    print(markdown(HEADER, rows))
+    print()
+    print(markdown(SUMMARY_HEADER, summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
