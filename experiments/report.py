@@ -219,6 +219,7 @@ def section_answer(rep, config, reps):
     """The report's opening: one generated sentence per model, then every model's numbers over its seeds."""
     models = seed_values(rep, config, reps)
     rep.heading("Answer")
+    section_behaviour(rep)  # where eval measured it, the label-free verdict comes first
     for model in models:
         rep.para(answer.sentence(model, models, fmt))
     rep.para(answer.RULE)
@@ -265,11 +266,12 @@ def seed_values(rep, config, reps):
 
 
 def section_behaviour(rep):
-    """The label-free verdict from each model's own predictions (orbitlaw eval's "behaviour"), first."""
+    """The label-free verdict from each model's own predictions (orbitlaw eval's "behaviour"), opening the
+    answer."""
     rows, summary = behaviour_table.tables(rep.run)
     if not rows:
         return
-    rep.heading("Learned gravity, read from each model's own predictions")
+    rep.heading("Learned gravity, read from each model's own predictions", 3)
     rep.para("No probe is fitted here (docs/design.md section 6c): each model's next-position predictions are "
              "placed on the ladder of baselines, read as an implied acceleration, and put through the curvature "
              "transplant (s = 0: the force is computed from the position; s = 1: the history's curvature is "
@@ -816,7 +818,6 @@ def write_report():
     stages = config.get("stages", [])
     # The answer first, then what it rests on; provenance and what is missing at the end.
     section_title(rep, config)
-    section_behaviour(rep)
     if reps:
         section_answer(rep, config, reps)
     section_about(rep, config)

@@ -11,8 +11,8 @@
 #   locality    locality --smoke: seven attention kinds, an untrained control and a k = 2.5 universe,
 #               probed for the acceleration
 #   learned-gravity  learned-gravity --smoke: every model's eval measured its own predictions' behaviour
-#               (ladder, transplant, verdict, law search on a_impl) and wrote its predictions file; the report
-#               opens with the behavioural table
+#               (ladder, transplant, verdict, law search on a_impl) and wrote its predictions file; the report's
+#               answer opens with the behavioural tables
 #
 # Any failure, including a stage whose command line does not match the driver's, fails the test.
 set -euo pipefail
@@ -135,8 +135,8 @@ for path in evals:
     # Smoke models learn nothing: none may pass the verdict, the untrained controls least of all.
     assert not b["verdict"]["learned"], (path, b["verdict"])
 report = open(os.path.join(run, "report", "report.md")).read()
-first = report.index("## ")
-assert report[first:].startswith("## Learned gravity, read from each model's own predictions"), report[:400]
+answer = report.index("## Answer\n")
+assert report[answer:].split("\n\n")[1] == "### Learned gravity, read from each model's own predictions", report[:600]
 PY
     ;;
   gpu-study)
