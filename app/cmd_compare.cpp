@@ -40,7 +40,7 @@ void add_compare_command(CLI::App& app) {
     guard.input(options.config_path);
     for (const auto& run : runs) guard.input(run);
     if (is_dir) {
-      guard.output_folder(out, {"compare.md", "compare.json"});
+      guard.output_folder(out, {"compare.md", "compare.json"}, true, {"compare.json"});
     } else {
       guard.lock_file(json_path);
       guard.output_file(md_path);

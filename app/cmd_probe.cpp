@@ -32,8 +32,10 @@ void add_probe_command(CLI::App& app) {
   sub->callback([&options] {
     OutputGuard guard("probe");
     for (const auto* input : {&options.config_path, &paths.checkpoint, &paths.data}) guard.input(*input);
-    guard.output_folder(paths.out, {"predictions.h5", "sr.json", "probe.json", "probe.provenance.json",
-                                    "probe.complete.json", "probe.progress.json"});
+    guard.output_folder(paths.out,
+                        {"predictions.h5", "sr.json", "probe.json", "probe.provenance.json",
+                         "probe.complete.json", "probe.progress.json"},
+                        true, {"probe.progress.json", "probe.complete.json", "probe.provenance.json"});
     const auto summary = probe::run_probe(options.load(), paths, library_versions());
     guard.commit();
     for (const auto* path : {&summary.predictions_path, &summary.sr_path, &summary.summary_path}) {

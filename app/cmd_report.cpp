@@ -53,7 +53,10 @@ void add_report_command(CLI::App& app) {
     for (const char* name : {"configs", "data", "models", "probe", "logs", "stages", "compare"})
       guard.input((fs::path(run_dir) / name).string());
     const std::string out = out_dir.empty() ? (fs::path(run_dir) / "report").string() : out_dir;
-    guard.output_folder(out, {"laws.md", "report.md", "report.html", "report.json"});
+    // Which files of an existing report folder a report wrote, the script decides from its report.json.
+    guard.output_folder(out, {});
+    for (const char* name : {"laws.md", "report.md", "report.html", "report.json"})
+      guard.output_file((fs::path(out) / name).string());
     std::string command = shell_quote(python) + " " + shell_quote(script) + " --run " + shell_quote(run_dir) +
                           " --out " + shell_quote(out);
     // The script's output is captured so that a failure reads as one line, like every other subcommand's: the

@@ -45,7 +45,7 @@ void run_train(const ConfigOptions& options, const TrainFlags& flags) {
   // make the checks.
   const char* rank = std::getenv("RANK");
   guard.output_folder(flags.out, {"checkpoint.pt", "metrics.jsonl", "train.provenance.json"},
-                      rank == nullptr || std::strcmp(rank, "0") == 0);
+                      rank == nullptr || std::strcmp(rank, "0") == 0, {"train.provenance.json"});
   request.data = flags.data;
   request.val = flags.val;
   request.out = flags.out;

@@ -50,17 +50,38 @@ std::vector<std::string> existing_ancestors(const std::string& path) {
   return out;
 }
 
+const char* const kLockFormat = "orbitlaw-output-lock";
+
 // What a lock file records of its holder, on one line.
 std::string read_holder(const std::string& lock_path) {
-  // The holder writes its line just after taking the lock; a reader that comes in between waits briefly.
+  // The holder writes its record just after taking the lock; a reader that comes in between waits briefly.
   for (int attempt = 0; attempt < 20; ++attempt) {
     std::ifstream in(lock_path);
     std::string line;
     std::getline(in, line);
-    if (!line.empty()) return line;
+    const Json record = Json::parse(line, nullptr, false);
+    if (!record.is_discarded() && record.is_object() && record.value("format", "") == kLockFormat) {
+      return "pid " + std::to_string(record.value("pid", 0LL)) + ": " + record.value("command_line", "");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   return "a process that has not yet recorded itself";
+}
+
+// A record the tool writes, in JSON: a completion or progress record or an output folder's lock record (their
+// "format"), or a provenance record of `command`, alone or inside a result.
+bool is_tool_record(const std::string& path, const std::string& command) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  const Json record = Json::parse(text.str(), nullptr, false);
+  if (record.is_discarded() || !record.is_object()) return false;
+  const std::string format = record.value("format", "");
+  if (format.rfind("orbitlaw-", 0) == 0) return true;
+  if (record.value("stage", "") == command) return true;
+  const auto provenance = record.find("provenance");
+  return provenance != record.end() && provenance->is_object() && provenance->value("stage", "") == command;
 }
 
 std::string one_line(std::string text) {
@@ -100,13 +121,14 @@ bool outputs_unchanged(const std::string& dir, const std::string& record_text) {
 struct OutputGuard::Lock {
   int fd = -1;
   std::string path;
+  bool remove = true;  // a file's lock goes when released; a folder's stays as the record of who wrote it
   ~Lock() {
     // Removed while still held, and only when the name is still this lock's file: a run waiting on the same
     // name then finds its file gone and takes a fresh one (acquire() checks), so two runs never both hold.
     struct stat held {
     }, named{};
-    if (::fstat(fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
-        held.st_ino == named.st_ino)
+    if (remove && ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino)
       ::unlink(path.c_str());
     ::close(fd);
   }
@@ -162,10 +184,11 @@ void OutputGuard::lock_file(const std::string& path) {
     fs::create_directories(parent, ec);
     if (ec) throw Error("cannot create directory '" + parent.string() + "': " + ec.message());
   }
-  acquire(path + ".lock", "the output '" + path + "'");
+  acquire(path + ".lock", "the output '" + path + "'", true);
 }
 
-void OutputGuard::output_folder(const std::string& dir, const std::vector<std::string>& names, bool lock) {
+void OutputGuard::output_folder(const std::string& dir, const std::vector<std::string>& names, bool lock,
+                                const std::vector<std::string>& records) {
   dev_t device = 0;
   ino_t inode = 0;
   if (identity(dir, device, inode)) {
@@ -179,10 +202,27 @@ void OutputGuard::output_folder(const std::string& dir, const std::vector<std::s
   output_file(dir);  // inside an input folder?
   for (const auto& name : names) output_file((fs::path(dir) / name).string());
   std::error_code ec;
+  if (lock) {
+    // A file this command writes may be replaced only in a folder that a run of the tool wrote, as one of its
+    // records there says; a user's folder that happens to hold such a name is left alone.
+    std::vector<std::string> candidates = records;
+    candidates.emplace_back(kFolderLockName);
+    bool recognised = false;
+    for (const auto& record : candidates)
+      recognised = recognised || is_tool_record((fs::path(dir) / record).string(), command_);
+    for (const auto& name : names) {
+      if (!recognised && fs::exists(fs::path(dir) / name, ec)) {
+        throw Error(
+            command_ + ": '" + dir + "' holds " + name +
+            ", which no orbitlaw run wrote there (the folder has none of its records); choose another "
+            "output");
+      }
+    }
+  }
   fs::create_directories(dir, ec);
   if (ec) throw Error(command_ + ": cannot create the output folder '" + dir + "': " + ec.message());
   if (!lock) return;
-  acquire((fs::path(dir) / kFolderLockName).string(), "the output folder '" + dir + "'");
+  acquire((fs::path(dir) / kFolderLockName).string(), "the output folder '" + dir + "'", false);
   FolderSnapshot snapshot{dir, entries_of(dir), {}};
   for (const auto& name : snapshot.entries) {
     const fs::path file = fs::path(dir) / name;
@@ -196,7 +236,7 @@ void OutputGuard::output_folder(const std::string& dir, const std::vector<std::s
   snapshots_.push_back(std::move(snapshot));
 }
 
-void OutputGuard::acquire(const std::string& lock_path, const std::string& what) {
+void OutputGuard::acquire(const std::string& lock_path, const std::string& what, bool remove_on_release) {
   // A few rounds at most: each retry means a holder released and removed the file between our open and flock.
   for (int attempt = 0; attempt < 100; ++attempt) {
     const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
@@ -220,8 +260,14 @@ void OutputGuard::acquire(const std::string& lock_path, const std::string& what)
     auto lock = std::make_unique<Lock>();
     lock->fd = fd;
     lock->path = lock_path;
-    const std::string holder = "pid " + std::to_string(::getpid()) + ": " +
-                               one_line(command_line().empty() ? command_ : command_line()) + "\n";
+    lock->remove = remove_on_release;
+    const std::string holder =
+        Json{{"format", kLockFormat},
+             {"command", command_},
+             {"pid", static_cast<long long>(::getpid())},
+             {"command_line", one_line(command_line().empty() ? command_ : command_line())}}
+            .dump() +
+        "\n";
     if (::ftruncate(fd, 0) != 0 ||
         ::write(fd, holder.data(), holder.size()) != static_cast<ssize_t>(holder.size()))
       throw Error("cannot write the lock file '" + lock_path + "': " + std::strerror(errno));

@@ -99,11 +99,12 @@ pid_t start_orbitlaw(const std::string& args) {
   return pid;
 }
 
-// Waits until `path` holds `text` (the lock file names its holder), or the process ends; true when it does.
-bool wait_for_text(const std::string& path, const std::string& text, pid_t pid) {
+// Waits until the lock record at `path` names `pid` as its holder, or the process ends; true when it does.
+bool wait_for_holder(const std::string& path, pid_t pid) {
   const auto deadline = Clock::now() + std::chrono::seconds(60);
   while (Clock::now() < deadline) {
-    if (read_text(path).find(text) != std::string::npos) return true;
+    const Json record = Json::parse(read_text(path), nullptr, false);
+    if (!record.is_discarded() && record.is_object() && record.value("pid", -1LL) == pid) return true;
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -150,6 +151,28 @@ TEST(DestroyedOutputs, ACommandNeverWritesOntoItsInputs) {
   EXPECT_EQ(run_orbitlaw(eval + path_of("eval.json")).exit_code, 0);
   EXPECT_FALSE(fs::exists(path_of("eval.json.lock")));
   std::printf("[ outputs ] onto inputs: %d cases\n", cases);
+}
+
+TEST(DestroyedOutputs, AFolderOfTheUsersIsNotOverwritten) {
+  // Folders that hold a file of the user's under a name a command writes, and none of the tool's records.
+  int cases = 0;
+  for (const auto& [name, args] : std::vector<std::pair<std::string, std::string>>{
+           {"metrics.jsonl", "train" + kTiny + " --set train.max_steps=2 --data " + dataset() + " --out "},
+           {"sr.json", "probe --oracle-only --data " + dataset() + kOracleProbe + " --out "},
+           {"compare.json", "compare " + finished_probe("probe_for_users_folder") + " --out "},
+       }) {
+    const std::string folder = path_of("users_" + std::to_string(cases++));
+    fs::create_directories(folder);
+    std::ofstream(folder + "/" + name) << "the user's file";
+    expect_refused(run_orbitlaw(args + folder + "/"), "which no orbitlaw run wrote there", args + folder);
+    EXPECT_EQ(read_text(folder + "/" + name), "the user's file") << args;
+  }
+  // The same command into a folder a run of it wrote is fine: a rerun's outputs replace the first run's.
+  const std::string probe = finished_probe("probe_rerun");
+  EXPECT_EQ(
+      run_orbitlaw("probe --oracle-only --data " + dataset() + kOracleProbe + " --out " + probe).exit_code,
+      0);
+  std::printf("[ outputs ] folders of the user's: %d cases\n", cases);
 }
 
 TEST(DestroyedOutputs, CompareWritesNothingIntoTheProbeFoldersItReads) {
@@ -216,16 +239,21 @@ TEST(SharedOutputs, TwoTrainingsIntoOneFolder) {
   const std::string args =
       "train" + kTiny + " --set train.max_steps=400 --data " + dataset() + " --out " + out;
   const pid_t first = start_orbitlaw(args + " --set train.seed=1");
-  ASSERT_TRUE(wait_for_text(out + "/.orbitlaw.lock", "pid " + std::to_string(first), first))
+  ASSERT_TRUE(wait_for_holder(out + "/.orbitlaw.lock", first))
       << "the first training did not take the folder's lock";
   const auto second = run_orbitlaw(args + " --set train.seed=2");
   ASSERT_EQ(wait_exit(first), 0);
   expect_refused(second, "pid " + std::to_string(first), "a second training into the same folder");
   EXPECT_NE(second.output.find("in use by another run"), std::string::npos) << second.output;
-  // The folder is the first run's alone, and its lock went with it.
+  // The folder is the first run's alone; its lock, released, stays as the record of that run.
   const Json provenance = orbitlaw::load_json_file(out + "/train.provenance.json");
   EXPECT_EQ(provenance["seed"], 1) << provenance.dump();
-  EXPECT_FALSE(fs::exists(out + "/.orbitlaw.lock"));
+  const Json lock = orbitlaw::load_json_file(out + "/.orbitlaw.lock");
+  EXPECT_EQ(lock["pid"], first) << lock.dump();
+  // A record left by a run that ended holds nothing: the next run takes the folder.
+  const auto resumed = run_orbitlaw(args + " --set train.seed=1 --set train.max_steps=402 --resume");
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(orbitlaw::load_json_file(out + "/.orbitlaw.lock")["pid"], first);
 }
 
 TEST(SharedOutputs, TwoProbesIntoOneFolder) {
@@ -235,7 +263,7 @@ TEST(SharedOutputs, TwoProbesIntoOneFolder) {
                            "finetune.batch_size=4 --set 'probes=[\"finetune\",\"knn\"]'" +
                            kOracleProbe;
   const pid_t first = start_orbitlaw(args + " --set label=first");
-  ASSERT_TRUE(wait_for_text(out + "/.orbitlaw.lock", "pid " + std::to_string(first), first))
+  ASSERT_TRUE(wait_for_holder(out + "/.orbitlaw.lock", first))
       << "the first probe did not take the folder's lock";
   const auto second = run_orbitlaw(args + " --set label=second");
   ASSERT_EQ(wait_exit(first), 0);

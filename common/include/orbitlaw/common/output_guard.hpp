@@ -4,8 +4,12 @@
 //  - a command never writes onto one of its inputs: outputs are compared with inputs by file identity (device
 //    and inode, so a second name, a symlink or a hard link is caught), and an output inside an input folder
 //    is refused;
+//  - a file the command writes into an existing folder is replaced only when the folder is one the tool
+//  wrote,
+//    as its records there say (a completion, progress or provenance record, or the folder's lock record);
 //  - every output file or output folder is held under an exclusive lock (flock) for the whole run; a second
-//    run gets a one-line error naming the holder (its pid and command line, recorded in the lock file);
+//    run gets a one-line error naming the holder (its pid and command line, recorded in the lock file, which
+//    stays in a folder as the record of the last run that wrote it);
 //  - a run that fails leaves a finished run's folder as it found it: a completion record it removed is put
 //    back when every output the record lists is still unchanged, and the files the failed run added are
 //    removed with it.
@@ -38,11 +42,13 @@ class OutputGuard {
   void lock_file(const std::string& path);
 
   // A folder the command writes, with the names of the files it writes there: refused when the folder is an
-  // input or lies inside an input folder, or when one of `names` inside it is an input. Creates the folder,
-  // takes its lock (a lock file inside it) and notes its completion records (*.complete.json), which a
-  // failed run restores. With `lock` false (the non-writing ranks of a data-parallel run, whose writer holds
-  // the lock) only the checks are made.
-  void output_folder(const std::string& dir, const std::vector<std::string>& names, bool lock = true);
+  // input or lies inside an input folder, when one of `names` inside it is an input, or when one of `names`
+  // exists there and the folder has none of the tool's records (`records`, file names in it, or its lock
+  // record). Creates the folder, takes its lock (a lock file inside it) and notes its completion records
+  // (*.complete.json), which a failed run restores. With `lock` false (the non-writing ranks of a
+  // data-parallel run, whose writer holds the lock and makes that check) only the identity checks are made.
+  void output_folder(const std::string& dir, const std::vector<std::string>& names, bool lock = true,
+                     const std::vector<std::string>& records = {});
 
   // The command succeeded: its outputs stay as written.
   void commit() { committed_ = true; }
@@ -71,7 +77,7 @@ class OutputGuard {
   std::vector<FolderSnapshot> snapshots_;
   bool committed_ = false;
 
-  void acquire(const std::string& lock_path, const std::string& what);
+  void acquire(const std::string& lock_path, const std::string& what, bool remove_on_release);
   void restore(const FolderSnapshot& snapshot) const;
 };
 
