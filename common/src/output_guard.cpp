@@ -139,6 +139,16 @@ OutputGuard::OutputGuard(std::string command) : command_(std::move(command)) {}
 OutputGuard::~OutputGuard() {
   if (!committed_) {
     for (const auto& snapshot : snapshots_) restore(snapshot);
+    // A folder this failed run created and left holding nothing but its lock record goes with the run, so
+    // that a refused command leaves no trace.
+    for (const auto& dir : created_) {
+      const auto entries = entries_of(dir);
+      if (entries.size() > 1 || (entries.size() == 1 && entries.front() != kFolderLockName)) continue;
+      std::error_code ec;
+      fs::remove(fs::path(dir) / kFolderLockName, ec);  // while still held: see Lock
+      locks_.clear();
+      fs::remove(dir, ec);
+    }
   }
   locks_.clear();
 }
@@ -219,6 +229,7 @@ void OutputGuard::output_folder(const std::string& dir, const std::vector<std::s
       }
     }
   }
+  if (!fs::exists(dir, ec)) created_.push_back(dir);
   fs::create_directories(dir, ec);
   if (ec) throw Error(command_ + ": cannot create the output folder '" + dir + "': " + ec.message());
   if (!lock) return;

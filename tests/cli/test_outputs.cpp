@@ -232,6 +232,11 @@ TEST(DestroyedOutputs, ARefusedProbeLeavesAFinishedProbeFolderComplete) {
   }
   const auto compared = run_orbitlaw("compare " + probe + " --out " + path_of("cmp_finished/"));
   EXPECT_EQ(compared.exit_code, 0) << compared.output;
+  // A folder that a refused run created (to lock it) and wrote nothing into is gone with it.
+  const std::string fresh = path_of("probe_refused");
+  expect_refused(run_orbitlaw("probe --oracle-only --data " + path_of("missing.h5") + " --out " + fresh),
+                 "does not exist", "probe of missing data into a new folder");
+  EXPECT_FALSE(fs::exists(fresh));
 }
 
 TEST(SharedOutputs, TwoTrainingsIntoOneFolder) {

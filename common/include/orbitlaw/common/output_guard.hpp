@@ -12,7 +12,7 @@
 //    stays in a folder as the record of the last run that wrote it);
 //  - a run that fails leaves a finished run's folder as it found it: a completion record it removed is put
 //    back when every output the record lists is still unchanged, and the files the failed run added are
-//    removed with it.
+//    removed with it; an output folder it created and wrote nothing into is removed.
 // Inputs are declared before outputs, and outputs before any work, so that all of this is checked before an
 // existing output is touched.
 #include <sys/types.h>
@@ -75,6 +75,7 @@ class OutputGuard {
   std::vector<Input> inputs_;
   std::vector<std::unique_ptr<Lock>> locks_;
   std::vector<FolderSnapshot> snapshots_;
+  std::vector<std::string> created_;  // output folders this run created
   bool committed_ = false;
 
   void acquire(const std::string& lock_path, const std::string& what, bool remove_on_release);
