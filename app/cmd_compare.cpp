@@ -7,6 +7,7 @@
 #include "cli_common.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/probe/compare.hpp"
 
@@ -29,18 +30,28 @@ void add_compare_command(CLI::App& app) {
     if (!(compare.confidence > 0 && compare.confidence < 1)) {
       throw Error("compare config: 'confidence' must lie in (0, 1)");
     }
-    const Json comparison = probe::compare_runs(runs, compare);
     const bool is_dir = std::filesystem::is_directory(out) || (!out.empty() && out.back() == '/');
     std::filesystem::path prefix =
         is_dir ? std::filesystem::path(out) / "compare" : std::filesystem::path(out);
-    if (is_dir) std::filesystem::create_directories(out);
     const std::string md_path = prefix.string() + ".md";
     const std::string json_path = prefix.string() + ".json";
+    // The probe folders are inputs as a whole: nothing is written into them.
+    OutputGuard guard("compare");
+    guard.input(options.config_path);
+    for (const auto& run : runs) guard.input(run);
+    if (is_dir) {
+      guard.output_folder(out, {"compare.md", "compare.json"}, true, {"compare.json"});
+    } else {
+      guard.lock_file(json_path);
+      guard.output_file(md_path);
+    }
+    const Json comparison = probe::compare_runs(runs, compare);
     Json record = comparison;
     record["provenance"] = provenance_record("compare", reader.resolved(), 0, library_versions());
     write_text_atomic(json_path, record.dump(2) + "\n");
     write_text_atomic(md_path,
                       "# Recovered force laws against Newton\n\n" + probe::compare_markdown(comparison));
+    guard.commit();
     std::printf("%s\n%s\n", md_path.c_str(), json_path.c_str());
   });
 }

@@ -7,6 +7,7 @@
 #include "cli_common.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/model/eval.hpp"
 #include "orbitlaw/model/tokenizer.hpp"
@@ -93,12 +94,15 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
   const auto config = model::EvalConfig::from_config(reader);
   if (flags.checkpoint.empty() || flags.data.empty() || flags.out.empty())
     throw Error("eval needs --checkpoint FILE, --data FILE and --out FILE.json");
+  auto dir = std::filesystem::path(flags.out).parent_path();
+  OutputGuard guard("eval");
+  for (const auto* input : {&options.config_path, &flags.checkpoint, &flags.data}) guard.input(*input);
+  guard.lock_file(flags.out);
+  guard.output_file(((dir.empty() ? "." : dir) / "eval.provenance.json").string());
   auto loaded = model::load_model(flags.checkpoint);
   Json result = model::evaluate(loaded, flags.checkpoint, flags.data, config);
   if (config.behaviour) result["behaviour"] = behaviour_section(loaded, config, flags);
   result["provenance"] = provenance_record("eval", reader.resolved(), 0, library_versions());
-  auto dir = std::filesystem::path(flags.out).parent_path();
-  if (!dir.empty()) std::filesystem::create_directories(dir);
   write_text_atomic(flags.out, result.dump(2) + "\n");
   write_provenance(dir.empty() ? "." : dir.string(), "eval", reader.resolved(), 0, library_versions());
   if (result.contains("next_position")) {
@@ -118,6 +122,7 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
         one["constant_velocity"].get<double>(), one["median"]["model"].get<double>(),
         one["median"]["previous_position"].get<double>(), one["median"]["constant_velocity"].get<double>());
   }
+  guard.commit();
   std::printf("; wrote %s\n", flags.out.c_str());
   if (result.contains("behaviour")) print_behaviour(result["behaviour"]);
   const Json& clamped = result["clamped_coordinates"];

@@ -4,6 +4,7 @@
 
 #include "cli_common.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/probe/run.hpp"
 
 namespace orbitlaw::cli {
@@ -29,7 +30,14 @@ void add_probe_command(CLI::App& app) {
       "probes, "
       "split.*, vector.*, finetune.*, linear.*, knn.*, sr.* (see probe/include/orbitlaw/probe/run.hpp).");
   sub->callback([&options] {
+    OutputGuard guard("probe");
+    for (const auto* input : {&options.config_path, &paths.checkpoint, &paths.data}) guard.input(*input);
+    guard.output_folder(paths.out,
+                        {"predictions.h5", "sr.json", "probe.json", "probe.provenance.json",
+                         "probe.complete.json", "probe.progress.json"},
+                        true, {"probe.progress.json", "probe.complete.json", "probe.provenance.json"});
     const auto summary = probe::run_probe(options.load(), paths, library_versions());
+    guard.commit();
     for (const auto* path : {&summary.predictions_path, &summary.sr_path, &summary.summary_path}) {
       if (!path->empty()) std::printf("%s\n", path->c_str());  // the vector task writes no sr.json
     }

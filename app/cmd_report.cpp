@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/output_guard.hpp"
 
 namespace orbitlaw::cli {
 
@@ -44,8 +45,20 @@ void add_report_command(CLI::App& app) {
     if (!fs::exists(script))
       throw Error("report script '" + script + "' not found (set ORBITLAW_REPORT_SCRIPT)");
     if (!fs::exists(python)) python = "python3";
-    std::string command = shell_quote(python) + " " + shell_quote(script) + " --run " + shell_quote(run_dir);
-    if (!out_dir.empty()) command += " --out " + shell_quote(out_dir);
+    // The run folder's records and stage folders are read; the report folder (RUN/report by default) is the
+    // one place written. The script itself refuses a folder that holds files no report wrote.
+    OutputGuard guard("report");
+    for (const char* name : {"experiment.json", "provenance.json"})
+      guard.input((fs::path(run_dir) / name).string());
+    for (const char* name : {"configs", "data", "models", "probe", "logs", "stages", "compare"})
+      guard.input((fs::path(run_dir) / name).string());
+    const std::string out = out_dir.empty() ? (fs::path(run_dir) / "report").string() : out_dir;
+    // Which files of an existing report folder a report wrote, the script decides from its report.json.
+    guard.output_folder(out, {});
+    for (const char* name : {"laws.md", "report.md", "report.html", "report.json"})
+      guard.output_file((fs::path(out) / name).string());
+    std::string command = shell_quote(python) + " " + shell_quote(script) + " --run " + shell_quote(run_dir) +
+                          " --out " + shell_quote(out);
     // The script's output is captured so that a failure reads as one line, like every other subcommand's: the
     // script prints "report: error: ..." as its last line (and a Python traceback ends with its message).
     FILE* pipe = popen((command + " 2>&1").c_str(), "r");
@@ -55,6 +68,7 @@ void add_report_command(CLI::App& app) {
     while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
     const int status = pclose(pipe);
     if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+      guard.commit();
       std::fputs(output.c_str(), stdout);
       return;
     }

@@ -7,6 +7,7 @@
 #include "cli_common.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/simulator.hpp"
 
@@ -48,7 +49,11 @@ void check_disk_space(const simulator::SimulationConfig& config, std::int64_t sy
 
 void run_merge(const SimulateFlags& flags) {
   if (flags.out.empty()) throw Error("simulate --merge needs --out FILE");
+  OutputGuard guard("simulate");
+  for (const auto& shard : flags.merge) guard.input(shard);
+  guard.lock_file(flags.out);
   simulator::merge_datasets(flags.merge, flags.out);
+  guard.commit();
   std::printf("merged %zu shards into %s\n", flags.merge.size(), flags.out.c_str());
 }
 
@@ -63,6 +68,10 @@ void run_simulate(const ConfigOptions& options, const SimulateFlags& flags) {
   Json resolved;
   auto sim_config = simulator::simulation_config_from_json(config, &resolved);
   if (flags.out.empty()) throw Error("simulate needs --out FILE.h5");
+  OutputGuard guard("simulate");
+  guard.input(options.config_path);
+  guard.lock_file(flags.out);
+  guard.output_file(flags.out + ".provenance.json");
 
   simulator::WriteOptions write;
   write.threads = flags.threads > 0 ? flags.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -74,6 +83,7 @@ void run_simulate(const ConfigOptions& options, const SimulateFlags& flags) {
   write.show_progress = !flags.quiet;
   auto summary = simulator::write_dataset(sim_config, flags.out, write);
   write_text_atomic(flags.out + ".provenance.json", write.provenance.dump(2) + "\n");
+  guard.commit();
 
   std::int64_t rejected = 0;
   std::string reasons;

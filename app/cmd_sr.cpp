@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/sr.hpp"
 
@@ -163,7 +164,16 @@ void write_outputs(const sr::Result& result, const SrRequest& r, const Json& equ
   std::printf("wrote %s.front.json, %s.front.csv\n", r.out.c_str(), r.out.c_str());
 }
 
-void run_sr(const SrRequest& r, const std::string& check) {
+void run_sr(const SrRequest& r, const std::string& check, const std::string& config_path) {
+  OutputGuard guard("sr");
+  guard.input(config_path);
+  guard.input(r.data);
+  if (!r.out.empty() && check.empty()) {
+    guard.lock_file(r.out + ".front.json");
+    guard.output_file(r.out + ".front.csv");
+    const std::filesystem::path dir = std::filesystem::path(r.out).parent_path();
+    guard.output_file(((dir.empty() ? "." : dir) / "sr.provenance.json").string());
+  }
   std::optional<sr::Expr> target_law;
   if (!r.target.empty()) target_law = sr::parse(r.target, r.x_names);
   std::vector<std::string> columns = r.x_names;
@@ -194,6 +204,7 @@ void run_sr(const SrRequest& r, const std::string& check) {
   for (const auto& notice : result.notices) std::printf("notice:   %s\n", notice.c_str());
   const Json equivalence = target_law ? compare_with_target(result, r, *target_law, X) : Json(nullptr);
   if (!r.out.empty()) write_outputs(result, r, equivalence);
+  guard.commit();
 }
 
 }  // namespace
@@ -232,7 +243,7 @@ void add_sr_command(CLI::App& app) {
       ->check(int_range);
   sub->callback([sub, &options] {
     const SrRequest request = read_request(merged_config(sub, options, flags));
-    run_sr(request, sub->count("--check") > 0 ? flags.check : std::string());
+    run_sr(request, sub->count("--check") > 0 ? flags.check : std::string(), options.config_path);
   });
 }
 

@@ -1,10 +1,13 @@
 // orbitlaw train: Train a transformer on a trajectory dataset.
 // (Includes LibTorch through the model headers: no fmt or spdlog in this file.)
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "cli_common.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/model/data.hpp"
 #include "orbitlaw/model/train.hpp"
 
@@ -25,20 +28,30 @@ void run_train(const ConfigOptions& options, const TrainFlags& flags) {
   model::resolve_train_config(config, flags.preset, request);
   if (flags.data.empty())
     throw Error("train needs --data FILE (an HDF5 trajectory dataset or a pre-tokenized file)");
+  OutputGuard guard("train");
+  for (const auto* input : {&options.config_path, &flags.data, &flags.val}) guard.input(*input);
   if (!flags.pretokenize.empty()) {
     // Tokenize once, write the uint16 form for large runs, and stop.
+    guard.lock_file(flags.pretokenize);
     auto store = model::TokenStore::from_dataset(flags.data, request.tokenizer);
     store.save(flags.pretokenize);
     std::printf("wrote %lld sequences of %d rows to %s\n", static_cast<long long>(store.size()), store.rows(),
                 flags.pretokenize.c_str());
+    guard.commit();
     return;
   }
   if (flags.out.empty()) throw Error("train needs --out DIR");
+  // In a data-parallel job rank 0 alone writes the run folder, so it alone holds the lock; the others only
+  // make the checks.
+  const char* rank = std::getenv("RANK");
+  guard.output_folder(flags.out, {"checkpoint.pt", "metrics.jsonl", "train.provenance.json"},
+                      rank == nullptr || std::strcmp(rank, "0") == 0, {"train.provenance.json"});
   request.data = flags.data;
   request.val = flags.val;
   request.out = flags.out;
   request.resume = flags.resume;
   auto result = model::train(request);
+  guard.commit();
   if (result.rank != 0) return;  // in a data-parallel job rank 0 reports for all
   std::printf("trained %d steps: train loss %.4f, val loss %.4f%s; checkpoint %s\n", result.steps,
               result.final_train_loss, result.final_val_loss,

@@ -769,9 +769,57 @@ def can_plot(rep, what):
 
 def save(rep, fig, name, caption):
     fig.tight_layout()
+    claim_plot(rep.out, name)
     fig.savefig(os.path.join(rep.out, name), dpi=110)
     plt.close(fig)
     rep.image(name, caption)
+
+
+# report.json says which files of the report folder a report wrote; only those are ever removed or replaced.
+REPORT_FORMAT = "orbitlaw-report"
+# The lock file orbitlaw report holds in the folder while the script runs (common/src/output_guard.cpp).
+LOCK_NAME = ".orbitlaw.lock"
+
+
+def earlier_plots(out):
+    """The plots an earlier report listed in out/report.json, or None when the folder holds no report record
+    (a record written before the format key existed has only "plots" and "missing" lists)."""
+    try:
+        with open(os.path.join(out, "report.json")) as f:
+            record = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("plots"), list):
+        return None
+    if record.get("format") != REPORT_FORMAT and not isinstance(record.get("missing"), list):
+        return None
+    return [p for p in record["plots"] if isinstance(p, str) and p.endswith(".png") and os.sep not in p]
+
+
+def prepare_out(out):
+    """The report folder: new, empty, or one a report wrote. The plots the earlier report listed are removed,
+    so that none of them passes for one of this report; any other file is left alone."""
+    os.makedirs(out, exist_ok=True)
+    if [n for n in os.listdir(out) if n != LOCK_NAME]:
+        plots = earlier_plots(out)
+        if plots is None:
+            raise ReportError(f"'{out}' holds files that no report wrote (it has no report record, "
+                              "report.json); choose another --out")
+        for name in plots:
+            if os.path.isfile(os.path.join(out, name)):
+                os.remove(os.path.join(out, name))
+    write_atomic(os.path.join(out, "report.json"),
+                 json.dumps({"format": REPORT_FORMAT, "complete": False, "plots": []}) + "\n")
+
+
+def claim_plot(out, name):
+    """Lists a plot in the report record before it is written, so that a report killed mid-way leaves a
+    record of every plot it wrote, and the next one removes them."""
+    path = os.path.join(out, "report.json")
+    with open(path) as f:
+        record = json.load(f)
+    record["plots"] = record["plots"] + [name]
+    write_atomic(path, json.dumps(record) + "\n")
 
 
 def write_atomic(path, text):
@@ -809,9 +857,7 @@ def write_report():
     provenance_path = os.path.join(run, "provenance.json")
     provenance = read_json(provenance_path) if os.path.exists(provenance_path) else None
     out = os.path.abspath(args.out or os.path.join(run, "report"))
-    os.makedirs(out, exist_ok=True)
-    for old in glob.glob(os.path.join(out, "*.png")):
-        os.remove(old)  # a plot of an earlier report must not pass for one of this report
+    prepare_out(out)
 
     rep = Report(run, out)
     reps = replicates(run, config)
@@ -842,7 +888,7 @@ def write_report():
     write_atomic(os.path.join(out, "laws.md"), laws)
     write_atomic(os.path.join(out, "report.md"), rep.to_markdown())
     write_atomic(os.path.join(out, "report.html"), rep.to_html(f"orbitlaw: {config.get('experiment')}"))
-    summary = {"plots": rep.plots, "missing": [{"what": w, "why": y} for w, y in rep.missing]}
+    summary = {"format": REPORT_FORMAT, "complete": True, "plots": rep.plots, "missing": [{"what": w, "why": y} for w, y in rep.missing]}
     write_atomic(os.path.join(out, "report.json"), json.dumps(summary, indent=2) + "\n")
     print(f"report: {len(rep.plots)} plots, {len(rep.missing)} missing items -> {out}")
     return 0

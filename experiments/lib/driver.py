@@ -182,8 +182,8 @@ def print_summary(name, run):
 
 def on_signal(signum, frame):
     # A second signal ends the driver at once, as the default action would.
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
     raise Interrupted()
 
 
@@ -198,7 +198,8 @@ def run_experiment(name, args, start, state):
     config = resolve(source, options.smoke, options.overrides, options.models)
     orbitlaw = ensure_orbitlaw()
     try:
-        runfolder.prepare(run, config, options.fresh, f"bash experiments/{name}.sh {' '.join(args)}", ROOT, orbitlaw)
+        state["lock"] = runfolder.prepare(run, config, options.fresh, f"bash experiments/{name}.sh {' '.join(args)}",
+                                          ROOT, orbitlaw)
     except runfolder.RunFolderError as e:
         raise DriverError(str(e)) from None
     state.update(run=run, config=config)
@@ -242,8 +243,9 @@ def main(argv):
         print("usage: driver.py EXPERIMENT [options]", file=sys.stderr)
         return 2
     name, args, start = argv[0], argv[1:], time.time()
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    # A closed terminal (SIGHUP) stops the run like Ctrl-C: the running stage is stopped with it.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
     state = {}
     code = 1
     try:
@@ -261,6 +263,8 @@ def main(argv):
     finally:
         if not pack_results(name, state):
             code = code or 1
+        if state.get("lock"):
+            state["lock"].release()
     return code
 
 

@@ -5,8 +5,11 @@ everything it prints in RUN/logs/<stage>.log and a marker in RUN/stages/ saying 
   <stage>.cut     it hit its time limit: SIGTERM to its process group, SIGKILL a grace period later
   <stage>.failed  it failed in budget mode, where the run goes on so that the report arrives
 
-A stage runs in its own process group, so that the limit stops the whole stage, whatever it started.
+A stage runs in its own process group, so that the limit stops the whole stage, whatever it started. It never
+outlives the driver: an interrupted driver (SIGINT, SIGTERM, SIGHUP) stops the group before it exits, and a
+driver killed outright (SIGKILL) takes the stage with it through the kernel's parent-death signal.
 """
+import ctypes
 import datetime
 import os
 import shlex
@@ -16,6 +19,23 @@ import sys
 import time
 
 from expconfig import write_json
+
+# Signals that interrupt the driver (driver.py): held back while a stage starts, so that the stage is never
+# started without the driver knowing its process to stop.
+INTERRUPTS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+PR_SET_PDEATHSIG = 1
+LIBC = ctypes.CDLL(None, use_errno=True)  # loaded here: the stage's setup between fork and exec only calls it
+
+
+def stage_child_setup(driver_pid):
+    """Run in the stage's process between fork and exec: it gets SIGKILL when the driver dies, and the
+    interrupt signals the driver holds back are delivered to it normally again."""
+    def setup():
+        LIBC.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != driver_pid:  # the driver died before the line above took effect
+            os._exit(1)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
+    return setup
 
 
 class StageError(Exception):
@@ -76,13 +96,18 @@ class StageRunner:
     def execute(self, command, log, limit):
         """(exit status as a shell reports it, whether the limit cut it)."""
         with open(log, "ab") as out:
+            signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
             try:
                 self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
-                                                stderr=subprocess.STDOUT, start_new_session=True)
+                                                stderr=subprocess.STDOUT, start_new_session=True,
+                                                preexec_fn=stage_child_setup(os.getpid()))
             except OSError as e:  # what a shell reports as 126/127: the command could not be started
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
                 out.write(f"cannot start {command[0]}: {e.strerror}\n".encode())
                 return 127, False
             try:
+                # An interrupt that came while the stage was starting is raised here, where it stops the stage.
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
                 self.process.wait(timeout=limit)
                 cut = False
             except subprocess.TimeoutExpired:

@@ -161,12 +161,15 @@ TEST_F(TrainDataParallel, TwoGlooRanksMatchOneProcessWithTheDoubledBatchAndResum
   // The comparison can fail: training moves the loss far more than the tolerance over these steps.
   EXPECT_GT(std::abs(m1.train_loss.at(10) - m1.train_loss.at(1)) / m1.train_loss.at(1), 1000 * kTolerance);
 
-  // Rank 0 alone writes: one line per step, one report line, the run folder holds only its three files.
+  // Rank 0 alone writes: one line per step, one report line, the run folder holds only its three files and
+  // the record of the lock that rank 0 alone held.
   EXPECT_EQ(m2.lines, 10);
   EXPECT_EQ(count_lines_containing(ranks.output, "trained 10 steps"), 1) << ranks.output;
   std::set<std::string> files;
   for (const auto& entry : fs::directory_iterator(dp)) files.insert(entry.path().filename().string());
-  EXPECT_EQ(files, (std::set<std::string>{"checkpoint.pt", "metrics.jsonl", "train.provenance.json"}));
+  EXPECT_EQ(files, (std::set<std::string>{".orbitlaw.lock", "checkpoint.pt", "metrics.jsonl",
+                                          "train.provenance.json"}));
+  EXPECT_EQ(read_json(dp / ".orbitlaw.lock").at("command"), "train");
   const Json provenance = read_json(dp / "train.provenance.json");
   EXPECT_EQ(provenance.at("data_parallel").at("world_size"), 2);
   EXPECT_EQ(provenance.at("data_parallel").at("backend"), "gloo");

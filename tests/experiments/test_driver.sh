@@ -3,7 +3,7 @@
 # orbitlaw binary (fake_orbitlaw.py) so that they check the driver's own behaviour in seconds, whatever state
 # the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
 #
-# usage: test_driver.sh full|resume|errors|budget|seeds PYTHON
+# usage: test_driver.sh full|resume|errors|budget|seeds|orphans|outputs PYTHON
 set -euo pipefail
 scenario="$1"
 python="$2"
@@ -259,6 +259,73 @@ PY
     grep -q "was made with a different config" <<<"$out" || fail "unclear message for a seed-count mismatch: $out"
     out="$(quickstart --seeds 0 2>&1)" && fail "--seeds 0 accepted"
     [ "$(wc -l <<<"$out")" = 1 ] && grep -q "seeds needs a whole number >= 1" <<<"$out" || fail "--seeds 0: $out"
+    ;;
+
+  orphans)
+    # The driver never leaves a stage behind: killed outright, or interrupted by a signal sent to it alone (not
+    # to its process group, as a supervisor or `kill PID` does), no process of the running stage remains. A
+    # second driver on the same run folder is refused, naming the first, while the first runs.
+    stage_pids() { pgrep -f -- "--out $run/models/softmax" || true; }
+    for sig in KILL TERM INT HUP; do
+      rm -rf "$run"
+      FAKE_STEPS=300 FAKE_STEP_SECONDS=0.1 setsid bash "$root/experiments/quickstart.sh" --smoke --out "$run" \
+        >"$tmp/first.txt" 2>&1 &
+      pid=$!
+      for _ in $(seq 300); do
+        [ -f "$run/models/softmax/checkpoint.pt" ] && break
+        sleep 0.1
+      done
+      [ -n "$(stage_pids)" ] || { cat "$tmp/first.txt"; fail "no training stage is running"; }
+      if [ "$sig" = KILL ]; then
+        out="$(quickstart 2>&1)" && fail "a second driver ran on a run folder in use"
+        [ "$(wc -l <<<"$out")" = 1 ] && grep -q "is in use by another run (pid $pid: " <<<"$out" ||
+          fail "the second driver's refusal does not name the first: $out"
+      fi
+      kill -"$sig" "$pid"
+      wait "$pid" && fail "the driver killed by SIG$sig exited 0"
+      for _ in $(seq 50); do
+        [ -z "$(stage_pids)" ] && break
+        sleep 0.1
+      done
+      left="$(stage_pids)"
+      if [ -n "$left" ]; then
+        kill -KILL $left
+        fail "the training stage outlived the driver stopped by SIG$sig"
+      fi
+    done
+    # A driver killed outright leaves its lock file; the rerun takes the folder and resumes.
+    FAKE_STEPS=4 quickstart >"$tmp/rerun.txt" 2>&1 || { cat "$tmp/rerun.txt"; fail "rerun after the kill failed"; }
+    [ ! -e "$run/.orbitlaw.lock" ] || fail "the driver left its lock file after a complete run"
+    ;;
+
+  outputs)
+    # --fresh deletes only a run folder the driver made, recognised by its records, not by a file name.
+    mkdir -p "$tmp/notes"
+    echo "my notes on experiments" >"$tmp/notes/experiment.json"
+    echo "keep me" >"$tmp/notes/results.txt"
+    out="$(bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/notes" --fresh 2>&1)" &&
+      fail "--fresh deleted a folder holding a plain-text experiment.json"
+    [ "$(wc -l <<<"$out")" = 1 ] && grep -q "not a run folder this driver made" <<<"$out" || fail "--fresh: $out"
+    [ "$(cat "$tmp/notes/results.txt")" = "keep me" ] && [ -f "$tmp/notes/experiment.json" ] ||
+      fail "--fresh removed files of a folder that is not a run folder"
+    # A run folder the driver made, with a file of the user's inside: --fresh refuses rather than delete it.
+    quickstart >/dev/null 2>&1 || fail "setup run failed"
+    echo "keep me" >"$run/my-notes.txt"
+    out="$(quickstart --fresh 2>&1)" && fail "--fresh deleted a file the driver did not write"
+    grep -q "holds files the driver did not write (my-notes.txt)" <<<"$out" || fail "--fresh: $out"
+    [ -f "$run/my-notes.txt" ] && [ -f "$run/stages/report.done" ] || fail "--fresh removed part of the run"
+    rm "$run/my-notes.txt"
+    quickstart --fresh >/dev/null 2>&1 || fail "--fresh on the driver's own run folder failed"
+    # The report removes only the plots a report listed: a plot the user put in the report folder stays, and
+    # a folder of the user's is refused.
+    echo "the user's plot" >"$run/report/mine.png"
+    "$python" "$root/experiments/report.py" --run "$run" >/dev/null || fail "rerunning the report failed"
+    [ "$(cat "$run/report/mine.png")" = "the user's plot" ] || fail "the report deleted a plot it did not write"
+    [ -f "$run/report/training_curves.png" ] || fail "the report did not redraw its own plots"
+    mkdir -p "$tmp/figures" && echo "the user's plot" >"$tmp/figures/training_curves.png"
+    "$python" "$root/experiments/report.py" --run "$run" --out "$tmp/figures" >/dev/null 2>&1 &&
+      fail "the report wrote into a folder of the user's"
+    [ "$(cat "$tmp/figures/training_curves.png")" = "the user's plot" ] || fail "the report overwrote a file of the user's"
     ;;
 
   *) fail "unknown scenario '$scenario'" ;;
