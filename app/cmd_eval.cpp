@@ -22,10 +22,11 @@ struct EvalFlags {
   std::string checkpoint, data, out, predictions;
 };
 
-// Where the behavioural predictions go by default: beside the result JSON, "eval.json" ->
-// "eval.predictions.h5".
-std::string default_predictions_path(const std::string& out) {
-  auto p = std::filesystem::path(out);
+// Where the behavioural predictions go: --predictions, or beside the result JSON ("eval.json" ->
+// "eval.predictions.h5").
+std::string predictions_path(const EvalFlags& flags) {
+  if (!flags.predictions.empty()) return flags.predictions;
+  auto p = std::filesystem::path(flags.out);
   return (p.parent_path() / (p.stem().string() + ".predictions.h5")).string();
 }
 
@@ -44,7 +45,7 @@ Json behaviour_section(const model::LoadedModel& loaded, const model::EvalConfig
   settings.transplant_rows = config.transplant_rows;
   settings.bootstrap = config.bootstrap;
   const auto report = probe::evaluate_behaviour(probe::model_predictor(loaded, 256), rows, settings);
-  const auto path = flags.predictions.empty() ? default_predictions_path(flags.out) : flags.predictions;
+  const auto path = predictions_path(flags);
   probe::write_behaviour_predictions(path, rows, report, probe::prediction_kind(loaded));
   Json j = report.json();
   if (!config.law_search.is_null())
@@ -99,6 +100,7 @@ void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
   for (const auto* input : {&options.config_path, &flags.checkpoint, &flags.data}) guard.input(*input);
   guard.lock_file(flags.out);
   guard.output_file(((dir.empty() ? "." : dir) / "eval.provenance.json").string());
+  if (config.behaviour) guard.lock_file(predictions_path(flags));
   auto loaded = model::load_model(flags.checkpoint);
   Json result = model::evaluate(loaded, flags.checkpoint, flags.data, config);
   if (config.behaviour) result["behaviour"] = behaviour_section(loaded, config, flags);

@@ -167,6 +167,16 @@ TEST(BehaviourModel, EvalWritesTheBehaviourAndItsPredictionsFile) {
   H5Sclose(space);
   H5Dclose(set);
   H5Fclose(file);
+  // The predictions file is an output like --out: it may not be one of the inputs.
+  const auto copy = dir / "copy.pt";
+  fs::copy_file(saved(true, 4), copy, fs::copy_options::overwrite_existing);
+  const auto before = fs::file_size(copy);
+  const auto onto = test::run_orbitlaw("eval --checkpoint " + copy.string() + " --data " + data + " --out " +
+                                       (dir / "again.json").string() + " --predictions " + copy.string() +
+                                       " --set sequences=2 --set length_factors=[1] --set rollout_steps=[1]");
+  EXPECT_EQ(onto.exit_code, 1) << onto.output;
+  EXPECT_EQ(fs::file_size(copy), before);
+  EXPECT_NO_THROW(model::load_model(copy.string()));
   // A model of the barycentric frame is told why it is not measured, and eval still succeeds.
   const auto bary = test::run_orbitlaw("eval --checkpoint " + test::tiny_checkpoint(33) + " --data " + data +
                                        " --out " + (dir / "bary.json").string() +
