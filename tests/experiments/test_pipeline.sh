@@ -123,7 +123,7 @@ PY
 import glob, json, os, sys
 run = sys.argv[1]
 evals = sorted(glob.glob(os.path.join(run, "models", "*", "eval.json")))
-assert len(evals) == 6, evals
+assert len(evals) == 7, evals
 for path in evals:
     b = json.load(open(path))["behaviour"]
     assert b["available"], (path, b)
