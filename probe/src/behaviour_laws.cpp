@@ -62,11 +62,7 @@ Json search_implied_laws(const std::vector<BehaviourRow>& rows, const BehaviourR
   options.nearest_rows = static_cast<int>(rows.size());
   const auto search = search_laws(implied_predictions(rows, report), "a_impl", options);
   Json galaxies = Json::array();
-  int srbench = 0, strict = 0, exponents = 0;
   for (const auto& g : search.galaxies) {
-    srbench += g.verdicts.law.equivalent;
-    strict += g.verdicts.law.strict;
-    exponents += g.verdicts.exponents;
     galaxies.push_back(
         Json{{"law", g.law},
              {"srbench", g.verdicts.law.equivalent},
@@ -79,7 +75,7 @@ Json search_implied_laws(const std::vector<BehaviourRow>& rows, const BehaviourR
   return Json{{"protocol", protocol},
               {"skipped", search.skipped},
               {"galaxies", galaxies},
-              {"newton_galaxies", Json{{"srbench", srbench}, {"strict", strict}, {"exponents", exponents}}},
+              {"newton_galaxies", newton_galaxies(search)},
               {"seconds", search.seconds}};
 }
 

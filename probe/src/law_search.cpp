@@ -271,15 +271,21 @@ LawSearch search_laws(const Predictions& predictions, const std::string& probe,
   return out;
 }
 
+Json newton_galaxies(const LawSearch& search) {
+  int srbench = 0, strict = 0, exponents = 0;
+  for (const auto& g : search.galaxies) {
+    srbench += g.verdicts.law.equivalent;
+    strict += g.verdicts.law.strict;
+    exponents += g.verdicts.exponents;
+  }
+  return Json{{"srbench", srbench}, {"strict", strict}, {"exponents", exponents}};
+}
+
 Json law_searches_json(const std::vector<LawSearch>& searches) {
   Json list = Json::array();
   for (const auto& search : searches) {
     Json galaxies = Json::array();
-    int srbench = 0, strict = 0, exponents = 0;
     for (const auto& g : search.galaxies) {
-      srbench += g.verdicts.law.equivalent;
-      strict += g.verdicts.law.strict;
-      exponents += g.verdicts.exponents;
       Json front = Json::array();
       for (const auto& entry : g.result.front) {
         front.push_back(Json{{"complexity", entry.complexity},
@@ -302,30 +308,29 @@ Json law_searches_json(const std::vector<LawSearch>& searches) {
                               {"seconds", g.result.seconds}});
     }
     const auto& s = search.options.search;
-    list.push_back(
-        Json{{"probe", search.probe},
-             {"protocol", search.protocol},
-             {"target", to_string(search.target)},
-             {"newton_form", std::string("G*") + newton_law(search.target).form},
-             {"options", Json{{"galaxies", search.options.galaxies},
-                              {"galaxy_rows", search.options.galaxy_rows},
-                              {"nearest_rows", search.options.nearest_rows},
-                              {"seed", search.options.seed},
-                              {"operators", s.operators},
-                              {"loss", sr::to_string(s.loss)},
-                              {"max_size", s.max_size},
-                              {"restarts", s.restarts},
-                              {"iterations", s.iterations},
-                              {"populations", s.populations},
-                              {"population_size", s.population_size},
-                              {"time_limit_seconds_per_galaxy", s.time_limit_seconds},
-                              {"observable_only", search.options.observable_only},
-                              {"confidence", search.options.confidence},
-                              {"bootstrap_resamples", search.options.bootstrap_resamples},
-                              {"selection", "best: highest score among losses <= 1.5 x minimum"}}},
-             {"galaxies", galaxies},
-             {"newton_galaxies", Json{{"srbench", srbench}, {"strict", strict}, {"exponents", exponents}}},
-             {"seconds", search.seconds}});
+    list.push_back(Json{{"probe", search.probe},
+                        {"protocol", search.protocol},
+                        {"target", to_string(search.target)},
+                        {"newton_form", std::string("G*") + newton_law(search.target).form},
+                        {"options", Json{{"galaxies", search.options.galaxies},
+                                         {"galaxy_rows", search.options.galaxy_rows},
+                                         {"nearest_rows", search.options.nearest_rows},
+                                         {"seed", search.options.seed},
+                                         {"operators", s.operators},
+                                         {"loss", sr::to_string(s.loss)},
+                                         {"max_size", s.max_size},
+                                         {"restarts", s.restarts},
+                                         {"iterations", s.iterations},
+                                         {"populations", s.populations},
+                                         {"population_size", s.population_size},
+                                         {"time_limit_seconds_per_galaxy", s.time_limit_seconds},
+                                         {"observable_only", search.options.observable_only},
+                                         {"confidence", search.options.confidence},
+                                         {"bootstrap_resamples", search.options.bootstrap_resamples},
+                                         {"selection", "best: highest score among losses <= 1.5 x minimum"}}},
+                        {"galaxies", galaxies},
+                        {"newton_galaxies", newton_galaxies(search)},
+                        {"seconds", search.seconds}});
     if (!search.skipped.empty()) list.back()["skipped"] = search.skipped;
   }
   Json out{{"searches", list}, {"galaxies", list.empty() ? Json::array() : list.front()["galaxies"]}};

@@ -127,6 +127,9 @@ struct LawSearch {
 LawSearch search_laws(const Predictions& predictions, const std::string& probe,
                       const LawSearchOptions& options);
 
+// How many of a search's galaxies pass each tier: {"srbench": n, "strict": n, "exponents": n}.
+Json newton_galaxies(const LawSearch& search);
+
 // sr.json: {"searches": [...], "galaxies": [...]}. Each search: probe, protocol, options, and galaxies with
 // "galaxy", "rows", "front" [{complexity, loss, score, expression}], "best" {expression, exact, complexity,
 // loss}, "law_bootstrap" {r_exponent [estimate, low, high], constants [[value, low, high], ...], bootstrap
