@@ -59,6 +59,11 @@ std::int64_t EncodedSystems::slot(std::int64_t system) const {
 
 const torch::Tensor& EncodedSystems::tokens(std::int64_t system) const { return tokens_[slot(system)]; }
 
+bool EncodedSystems::visible(std::int64_t system, int row) const {
+  const auto& positions = positions_[slot(system)];
+  return row >= 0 && row < static_cast<int>(positions.size()) && positions[row] >= 0;
+}
+
 std::int64_t EncodedSystems::position_of(std::int64_t system, int row) const {
   const auto& positions = positions_[slot(system)];
   if (row < 0 || row >= static_cast<int>(positions.size()) || positions[row] < 0) {

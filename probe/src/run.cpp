@@ -136,6 +136,53 @@ void run_oracle_probes(const ProbeRunConfig& c, const ForceDataset& dataset, con
   }
 }
 
+// The target's vectors at `rows` as the probes are fitted to them: the data's own, or under a label control
+// each row's true direction with the control's magnitude (label_control.hpp).
+Eigen::MatrixXd labelled_vectors(const simulator::DatasetReader& data, const ForceRows& rows,
+                                 const ProbeRunConfig& c) {
+  Eigen::MatrixXd vectors = target_vectors(data, rows, c.target);
+  if (!c.labels.active()) return vectors;
+  for (Eigen::Index i = 0; i < vectors.rows(); ++i) {
+    const double length = vectors.row(i).norm();
+    if (length > 0) vectors.row(i) *= rows.force[i] / length;
+  }
+  return vectors;
+}
+
+// The raw-input controls: the linear probes' ridges on the model's input window (raw_input_probe.hpp).
+void run_raw_input_probes(const ProbeRunConfig& c, const model::LoadedModel& model,
+                          const simulator::DatasetReader& data, const ForceDataset& dataset,
+                          const EncodedSystems& encoded, Predictions& predictions, Json& details,
+                          const Log& log) {
+  const int n_bodies = data.read_system(dataset.train.system.front()).n_bodies;
+  auto features = [&](const ForceRows& rows) {
+    return raw_input_features(encoded, model.tokenizer, rows, n_bodies, c.raw_input.window);
+  };
+  const Eigen::MatrixXd train = features(dataset.train), validation = features(dataset.validation),
+                        test = features(dataset.test);
+  if (asks_for(c, "raw_input")) {
+    const RawInputProbeResult result =
+        raw_input_probe(train, dataset.train.force, validation, dataset.validation.force, test, c.raw_input);
+    details["raw_input"] = result.json();
+    details["raw_input"]["options"] = c.raw_input.to_json();
+    log("raw-input probe (window " + std::to_string(c.raw_input.window) + "): validation R^2 " +
+        format("%.4f", result.validation_r2));
+    predictions.probes.emplace_back("raw_input", result.test_prediction);
+  }
+  if (asks_for(c, "raw_input_vector")) {
+    const RawInputProbeResult result =
+        raw_input_vector_probe(train, labelled_vectors(data, dataset.train, c), validation,
+                               labelled_vectors(data, dataset.validation, c), test, c.raw_input);
+    details["raw_input_vector"] = result.json();
+    details["raw_input_vector"]["options"] = c.raw_input.to_json();
+    details["raw_input_vector"]["test_vector_r2_unused_for_selection"] =
+        vector_r_squared(labelled_vectors(data, dataset.test, c), result.test_vector);
+    log("raw-input vector probe (window " + std::to_string(c.raw_input.window) + "): validation R^2 " +
+        format("%.4f", result.validation_r2));
+    predictions.probes.emplace_back("raw_input_vector", result.test_prediction);
+  }
+}
+
 // The probes that read the model's hidden states: per-layer linear probes and the fine-tuned head.
 void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model::LoadedModel& model,
                       const simulator::DatasetReader& data, const ForceDataset& dataset,
@@ -159,11 +206,10 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
     predictions.probes.emplace_back("linear", result.test_prediction);
   }
   if (asks_for(c, "linear_vector")) {
-    LinearVectorProbeResult result =
-        linear_vector_probe(model, encoded, dataset.train, dataset.validation, test_inputs,
-                            target_vectors(data, dataset.train, c.target),
-                            target_vectors(data, dataset.validation, c.target), c.linear);
-    result.score_layers(target_vectors(data, dataset.test, c.target));  // after every choice is made
+    LinearVectorProbeResult result = linear_vector_probe(
+        model, encoded, dataset.train, dataset.validation, test_inputs,
+        labelled_vectors(data, dataset.train, c), labelled_vectors(data, dataset.validation, c), c.linear);
+    result.score_layers(labelled_vectors(data, dataset.test, c));  // after every choice is made
     details["linear_vector"] = result.json();
     details["linear_vector"]["options"] = c.linear.to_json();
     log("linear vector probes: layer " + std::to_string(result.selected_layer) +
@@ -172,6 +218,8 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
         format("%.4f", result.test_component_r2.back()) + "), " + format("%.1f s", result.seconds));
     predictions.probes.emplace_back("linear_vector", result.test_prediction);
   }
+  if (asks_for(c, "raw_input") || asks_for(c, "raw_input_vector"))
+    run_raw_input_probes(c, model, data, dataset, encoded, predictions, details, log);
   if (asks_for(c, "finetune")) {
     FineTuneOptions finetune = c.finetune;
     finetune.time_limit_seconds = budget.cap(c.finetune.time_limit_seconds, kModelProbeShare);
@@ -205,7 +253,8 @@ Predictions compute_predictions(const ProbeRunConfig& c, const Budget& budget,
   predictions.nearest_train_distance = knn.nearest_distance(dataset.test);
   Json details = Json::object();
   run_oracle_probes(c, dataset, knn, predictions, details);
-  if (model && (asks_for(c, "finetune") || asks_for(c, "linear") || asks_for(c, "linear_vector"))) {
+  if (model && (asks_for(c, "finetune") || asks_for(c, "linear") || asks_for(c, "linear_vector") ||
+                asks_for(c, "raw_input") || asks_for(c, "raw_input_vector"))) {
     run_model_probes(c, budget, *model, data, dataset, predictions, details, log);
     std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
     for (const auto& name : detail::known_probes()) {
@@ -367,7 +416,10 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
                          {"data", {{"path", paths.data}, {"bytes", std::filesystem::file_size(paths.data)}}},
                          {"orbitlaw_revision", build_git_revision()}};
   detail::ProbeProgress progress(paths.out, fingerprint, paths.resume);
-  const ForceDataset dataset = build_force_dataset(data, c.split);
+  ForceDataset dataset = build_force_dataset(data, c.split);
+  apply_label_control(dataset, c.labels);
+  if (c.labels.active())
+    log("labels: the control task " + c.labels.to_json().dump() + ", not the data's own labels");
   log("force dataset (target " + to_string(c.target) + "): " + std::to_string(dataset.train_systems.size()) +
       " train / " + std::to_string(dataset.validation_systems.size()) + " validation / " +
       std::to_string(dataset.test_systems.size()) + " test systems; " + std::to_string(dataset.train.size()) +

@@ -27,16 +27,19 @@ std::string joined(const std::vector<std::string>& names) {
   return out;
 }
 
+// The raw-input probes read no hidden state, but the model's tokenizer and head decide what its input is.
 bool needs_model(const std::string& probe) {
-  return probe == "finetune" || probe == "linear" || probe == "linear_vector";
+  return probe == "finetune" || probe == "linear" || probe == "linear_vector" || probe == "raw_input" ||
+         probe == "raw_input_vector";
 }
 
-// With a model and no 'probes' key: every probe but linear_vector, which is asked for by name (its vector
-// targets suit the acceleration probes of the locality experiment, docs/design.md section 6b).
+// With a model and no 'probes' key: every probe but linear_vector and the raw-input controls, which are asked
+// for by name (their vector targets suit the acceleration probes of the locality experiment, docs/design.md
+// section 6b).
 std::vector<std::string> default_model_probes() {
   std::vector<std::string> names;
   for (const auto& p : known_probes())
-    if (p != "linear_vector") names.push_back(p);
+    if (p != "linear_vector" && p != "raw_input" && p != "raw_input_vector") names.push_back(p);
   return names;
 }
 
@@ -184,8 +187,9 @@ void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
 }  // namespace
 
 const std::vector<std::string>& known_probes() {
-  static const std::vector<std::string> names = {"finetune", "linear", "linear_vector", "knn",
-                                                 "knn_log",  "newton", "random"};
+  static const std::vector<std::string> names = {"finetune",  "linear",           "linear_vector",
+                                                 "raw_input", "raw_input_vector", "knn",
+                                                 "knn_log",   "newton",           "random"};
   return names;
 }
 
@@ -231,6 +235,26 @@ ProbeRunConfig ProbeRunConfig::from_config(const Json& config, bool use_model) {
     if (c.random_features.features < 1) throw Error("probe config: 'random.features' must be >= 1");
   });
   c.random_features.seed = c.seed;
+  read_section(reader, "raw_input", [&](ConfigReader& s) {
+    c.raw_input.window = s.get("window", c.raw_input.window);
+    if (c.raw_input.window < 1 || c.raw_input.window > 64)
+      throw Error("probe config: 'raw_input.window' must lie in [1, 64]");
+    c.raw_input.lambdas = s.get("lambdas", c.raw_input.lambdas);
+    c.raw_input.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
+  });
+  read_section(reader, "labels", [&](ConfigReader& s) {
+    const Json exponent = s.get<Json>("law_exponent", nullptr);
+    if (!exponent.is_null()) {
+      if (!exponent.is_number() || !(exponent.get<double>() > 0 && exponent.get<double>() <= 10))
+        throw Error("probe config: 'labels.law_exponent' must be null or a number in (0, 10], got " +
+                    exponent.dump());
+      c.labels.law_exponent = exponent.get<double>();
+    }
+    c.labels.shuffle = s.get("shuffle", c.labels.shuffle);
+  });
+  c.labels.seed = c.seed;
+  if (c.labels.active() && c.vector_task)
+    throw Error("probe config: 'labels' controls apply to the magnitude task, not task vector");
   c.observable_bin_width = reader.get<double>("observable_bin_width", c.observable_bin_width);
   if (!std::isfinite(c.observable_bin_width) ||
       (c.observable_bin_width < 0 && c.observable_bin_width != -1.0))

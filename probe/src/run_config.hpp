@@ -8,17 +8,21 @@
 #include "orbitlaw/common/config.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/force_vectors.hpp"
+#include "orbitlaw/probe/label_control.hpp"
 #include "orbitlaw/probe/law_search.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
 #include "orbitlaw/probe/oracles.hpp"
 #include "orbitlaw/probe/random_features.hpp"
+#include "orbitlaw/probe/raw_input_probe.hpp"
 
 namespace orbitlaw::probe::detail {
 
 // Probe names in the order predictions.h5 lists them. linear_vector: ridge probes of the target's vector,
 // whose length is the magnitude prediction (asked for by name only). knn: Vafa et al.'s oracle on the
 // standardised true state; knn_log: the same on (ln r, ln m1, ln m2), the law's own inputs (a labelled
-// variant, never the default oracle); random: ridge on random features, the negative control.
+// variant, never the default oracle); random: ridge on random features, the negative control; raw_input and
+// raw_input_vector: the linear and linear_vector probes' ridges on the model's input window instead of its
+// hidden states (raw_input_probe.hpp), the control that says what needs no network (asked for by name only).
 const std::vector<std::string>& known_probes();
 
 struct ProbeRunConfig {
@@ -37,6 +41,8 @@ struct ProbeRunConfig {
   LinearProbeOptions linear;
   KnnOptions knn, knn_log;  // knn_log: knn on log_knn_state()
   RandomFeatureOptions random_features;
+  RawInputOptions raw_input;
+  LabelControl labels;  // a control task in place of the data's own labels (label_control.hpp)
   // Rows whose visible track bends by less than this (AU) do not show the force: galaxies leave them out.
   // -1: one bin of the checkpoint's tokenizer (0, every row observable, for oracle-only runs).
   double observable_bin_width = -1;

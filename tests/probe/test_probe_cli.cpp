@@ -3,6 +3,7 @@
 #include <torch/cuda.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +11,7 @@
 
 #include "../cli/cli_runner.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/units.hpp"
 #include "orbitlaw/probe/predictions.hpp"
 #include "tiny_checkpoint.hpp"
 
@@ -99,6 +101,41 @@ TEST(ProbeCli, BadInputGivesOneLineErrors) {
   result = run_orbitlaw("compare /nonexistent-run --out " + out.string() + "/x");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.lines(), 1) << result.output;
+  // The controls are checked like any key: the raw-input probes need the model's input, a law needs an
+  // exponent.
+  result = run_orbitlaw("probe --oracle-only --data " + data + " --out " + out.string() +
+                        " --set 'probes=[\"raw_input\"]'");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.output.find("needs a model"), std::string::npos) << result.output;
+  for (const char* bad : {"-1", "\"two\"", "11"}) {
+    result = probe_model(data, out, std::string(" --set labels.law_exponent=") + bad);
+    EXPECT_EQ(result.exit_code, 1) << bad;
+    EXPECT_EQ(result.lines(), 1) << result.output;
+    EXPECT_NE(result.output.find("labels.law_exponent"), std::string::npos) << result.output;
+  }
+}
+
+TEST(ProbeCli, ControlsRunBesideTheProbesAndAreRecorded) {
+  const auto data = orbitlaw::test::two_body_dataset(60, 30);
+  const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-controls";
+  const auto result =
+      probe_model(data, out,
+                  " --set 'probes=[\"linear\", \"raw_input\", \"raw_input_vector\", \"knn_log\"]'"
+                  " --set 'sr.probes=[\"raw_input_vector\"]' --set 'sr.protocols=[\"published\"]'"
+                  " --set labels.law_exponent=2.5 --set target=acceleration");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
+  EXPECT_EQ(predictions.probe_names(),
+            (std::vector<std::string>{"linear", "raw_input", "raw_input_vector", "knn_log"}));
+  const auto summary = orbitlaw::Json::parse(read_file(out / "probe.json"));
+  EXPECT_EQ(summary["config"]["labels"]["law_exponent"], 2.5) << summary["config"];
+  EXPECT_EQ(summary["probes"]["raw_input"]["options"]["window"], 3);
+  // The labels the probes were fitted to and scored on follow G m2 / r^2.5, not the data's 1/r^2.
+  const auto& rows = predictions.rows;
+  ASSERT_GT(rows.size(), 0);
+  for (std::int64_t i = 0; i < rows.size(); ++i)
+    EXPECT_NEAR(rows.force[i] * std::pow(rows.r[i], 2.5) / (orbitlaw::kGravitationalConstant * rows.m2[i]),
+                1.0, 1e-9);
 }
 
 TEST(ProbeCli, RunTimeLimitCutsLawSearchesButWritesEveryOutput) {

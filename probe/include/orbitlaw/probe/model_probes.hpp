@@ -28,7 +28,8 @@ class EncodedSystems {
   // position (-1 when not visible).
   const torch::Tensor& tokens(std::int64_t system) const;
   std::int64_t position_of(std::int64_t system, int row) const;
-  std::int64_t length() const { return length_; }  // L, the same for every system
+  bool visible(std::int64_t system, int row) const;  // whether position_of(system, row) exists
+  std::int64_t length() const { return length_; }    // L, the same for every system
 
  private:
   std::int64_t length_ = 0;
