@@ -231,7 +231,7 @@ def section_answer(rep, config, reps):
 
 
 # Probes that do not read the model (oracles and the random-feature control): not part of a model's answer.
-CONTROL_PROBES = {"knn", "knn_log", "newton", "random"}
+CONTROL_PROBES = {"knn", "knn_log", "newton", "random", "raw_input", "raw_input_vector"}
 
 
 def seed_values(rep, config, reps):
@@ -278,6 +278,11 @@ def section_behaviour(rep):
              "extrapolated). A model learned the law only if every seed passes every condition.")
     rep.table(behaviour_table.SUMMARY_HEADER, summary)
     rep.table(behaviour_table.HEADER, rows)
+    laws = behaviour_table.law_rows(rep.run)
+    if laws:
+        rep.para("Laws found by symbolic regression on each model's implied accelerations |a_impl|(r) (eval's law "
+                 "search; Newton: G·M/r², G·M = 39.48 AU³/yr² for one solar mass).")
+        rep.table(behaviour_table.LAWS_HEADER, laws)
 
 
 def section_about(rep, config):
@@ -883,8 +888,11 @@ def write_report():
     else:
         rep.para("Nothing: every table and plot of this experiment was produced from this run's outputs.")
 
+    behaviour = behaviour_table.terminal_text(run)
     if laws is None:
-        laws = f"Recovered force laws against Newton: not available ({why}).\n"
+        laws = behaviour or f"Recovered force laws against Newton: not available ({why}).\n"
+    elif behaviour:
+        laws = behaviour + "\n" + laws
     write_atomic(os.path.join(out, "laws.md"), laws)
     write_atomic(os.path.join(out, "report.md"), rep.to_markdown())
     write_atomic(os.path.join(out, "report.html"), rep.to_html(f"orbitlaw: {config.get('experiment')}"))

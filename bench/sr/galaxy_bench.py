@@ -3,7 +3,7 @@ fit (the probe's setting before batches) and pyoperon, on the same galaxy files.
 
 A galaxy is what the probe's law search sees: 1000 rows of (r, m1, m2) and a predicted force. Here the
 predictions are Newton's force F = G m1 m2 / r^2 (G = 4 pi^2) times log-normal noise of 12% (the size of the
-KNN oracle's error on the quickstart's probe data, probe/README.md), on the probe's ranges (r in 0.3-40 AU,
+KNN oracle's error on vafa-slice's probe data, probe/README.md), on the probe's ranges (r in 0.3-40 AU,
 masses log-uniform in 1e-4-1e-2 Msun). Each galaxy is searched with the published protocol (operators
 + * sin cos exp inv, thresholded L1 loss, sizes up to 20, PySR's selection on every row; one restart of the
 probe's budget, 60 iterations of 4 populations of 30, on 2 threads) by `orbitlaw sr` with constants fitted on every row (batch_size 0) and on

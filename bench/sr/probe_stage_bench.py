@@ -1,4 +1,4 @@
-"""The quickstart's probe stage, today's law-search engine against its earlier settings, on one trained model.
+"""The vafa-slice experiment's probe stage, today's law-search engine against its earlier settings, on one trained model.
 
 Both runs are `orbitlaw probe` with the run folder's own probe config, checkpoint and probe data and
 `time_limit_seconds=0` (no share of the stage's wall-time limit: each search runs its whole budget, so the
@@ -47,7 +47,7 @@ def run_probe(binary, run, model, out, extra):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--orbitlaw", required=True)
-    parser.add_argument("run", help="a finished quickstart run folder")
+    parser.add_argument("run", help="a finished vafa-slice run folder")
     parser.add_argument("--model", default="softmax")
     parser.add_argument("--earlier-orbitlaw", default="", help="the build to run the earlier engine with "
                         "(default: --orbitlaw)")

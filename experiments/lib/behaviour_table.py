@@ -81,6 +81,47 @@ def tables(run):
     return rows, summary
 
 
+LAWS_HEADER = ["model", "Newton galaxies (srbench / strict / exponents)", "law per galaxy"]
+
+
+def law_rows(run):
+    """Per trained model whose eval ran the law search on a_impl: the Newton galaxies per tier and each
+    galaxy's law."""
+    rows = []
+    for tag, _, b in rows_of(run):
+        search = b.get("law_search") or {}
+        galaxies = search.get("galaxies") or []
+        if not galaxies:
+            continue
+        newton = search.get("newton_galaxies") or {}
+        n = len(galaxies)
+        rows.append([tag, " / ".join(f"{newton.get(k, 0)} of {n}" for k in ("srbench", "strict", "exponents")),
+                     "; ".join(str(g.get("law")) for g in galaxies)])
+    return rows
+
+
+def terminal_text(run):
+    """What an experiment prints at its end (the report's laws.md) where eval measured the behaviour: the
+    verdict tables and the laws found on each model's implied accelerations; None where nothing was measured."""
+    rows, summary = tables(run)
+    if not rows:
+        return None
+    seeds = max(int(s[1]) for s in summary)
+    lines = ["Learned gravity, read from each model's own next-position predictions (docs/design.md section 6c; "
+             "no probe is fitted). A model learned Newton only if every seed (at least 3) passes every condition: "
+             "|s| < 0.1, the a_impl r exponent's 95% interval contains -2 within +-0.05, constant ratio within 5%, "
+             "median angle < 2 deg, 1-step median below constant acceleration's.", ""]
+    if seeds < 3:
+        lines += [f"{seeds} seed{'s' if seeds != 1 else ''} per model: an anecdote, not a verdict; rerun with "
+                  "--seeds 3 for one.", ""]
+    lines += [markdown(SUMMARY_HEADER, summary), "", markdown(HEADER, rows), ""]
+    laws = law_rows(run)
+    if laws:
+        lines += ["Laws found by symbolic regression on each model's implied accelerations |a_impl|(r), against "
+                  "Newton's G·M/r^2 (G·M = 39.48 AU^3/yr^2 for one solar mass):", "", markdown(LAWS_HEADER, laws), ""]
+    return "\n".join(lines)
+
+
 def markdown(header, rows):
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])

@@ -2,6 +2,7 @@
 # Tests of the run-folder driver (experiments/lib/driver.py) and the report, with a test double in place of the
 # orbitlaw binary (fake_orbitlaw.py) so that they check the driver's own behaviour in seconds, whatever state
 # the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
+# The experiment they drive is vafa-slice: every stage kind (probe and compare included) and two models.
 #
 # usage: test_driver.sh full|resume|errors|budget|seeds|orphans|outputs PYTHON
 set -euo pipefail
@@ -23,12 +24,12 @@ chmod +x "$tmp/orbitlaw"
 export ORBITLAW_BIN="$tmp/orbitlaw" ORBITLAW_PYTHON="$python" FAKE_ORBITLAW_CALLS="$tmp/calls"
 run="$tmp/run"
 
-quickstart() { bash "$root/experiments/quickstart.sh" --smoke --out "$run" "$@"; }
+experiment() { bash "$root/experiments/vafa-slice.sh" --smoke --out "$run" "$@"; }
 
 case "$scenario" in
   full)
     start="$(date +%s)"
-    quickstart >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "quickstart --smoke on the test double failed"; }
+    experiment >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "experiment --smoke on the test double failed"; }
     "$python" "$here/check_report.py" "$run" --since "$start" --no-missing \
       --require training_curves.png --require trajectory_error.png --require attention_locality.png \
       --require force_scatter_softmax.png --require force_scatter_lssar.png \
@@ -42,7 +43,7 @@ case "$scenario" in
 import json, sys
 p = json.load(open(sys.argv[1] + "/provenance.json"))
 assert p["seed"] == 1 and p["smoke"] is True and len(p["git_revision"]) >= 7, p
-assert p["config"]["experiment"] == "quickstart"
+assert p["config"]["experiment"] == "vafa-slice"
 assert json.load(open(sys.argv[1] + "/configs/train-lssar.json"))["model"]["attention"] == "lssar"
 PY
     # The check bites: a report that does not quote the run's own numbers is rejected.
@@ -59,7 +60,7 @@ PY
     cp "$tmp/metrics.keep" "$run/models/softmax/metrics.jsonl"
     # A rerun does nothing but print the summary again.
     : >"$tmp/calls"
-    quickstart >"$tmp/out2.txt" 2>&1 || fail "rerun of a complete run failed"
+    experiment >"$tmp/out2.txt" 2>&1 || fail "rerun of a complete run failed"
     [ ! -s "$tmp/calls" ] || fail "rerun of a complete run called orbitlaw again: $(cat "$tmp/calls")"
     [ "$(grep -c 'skip' "$tmp/out2.txt")" -ge 10 ] || fail "rerun did not report skipped stages"
     ;;
@@ -67,7 +68,7 @@ PY
   resume)
     # Interrupt during training, after the first checkpoint of the first model; rerun; check nothing completed
     # is redone and training continues from its checkpoint.
-    FAKE_STEPS=8 FAKE_STEP_SECONDS=0.5 setsid bash "$root/experiments/quickstart.sh" --smoke --out "$run" \
+    FAKE_STEPS=8 FAKE_STEP_SECONDS=0.5 setsid bash "$root/experiments/vafa-slice.sh" --smoke --out "$run" \
       >"$tmp/first.txt" 2>&1 &
     pid=$!
     for _ in $(seq 300); do
@@ -82,7 +83,7 @@ PY
     [ -f "$run/stages/simulate-train.done" ] || fail "simulate did not complete before training"
     before="$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')"
     : >"$tmp/calls"
-    FAKE_STEPS=8 quickstart >"$tmp/second.txt" 2>&1 || { cat "$tmp/second.txt"; fail "rerun failed"; }
+    FAKE_STEPS=8 experiment >"$tmp/second.txt" 2>&1 || { cat "$tmp/second.txt"; fail "rerun failed"; }
     ! grep -q '^simulate' "$tmp/calls" || fail "rerun simulated again"
     grep -q '^train .*models/softmax --resume$' "$tmp/calls" || fail "rerun did not resume softmax: $(cat "$tmp/calls")"
     grep -q '^train .*models/lssar$' "$tmp/calls" || fail "rerun did not train lssar from scratch"
@@ -92,34 +93,34 @@ PY
     ;;
 
   errors)
-    quickstart >/dev/null 2>&1 || fail "setup run failed"
-    out="$(quickstart --set seed=2 2>&1)" && fail "a run folder with another config was reused"
+    experiment >/dev/null 2>&1 || fail "setup run failed"
+    out="$(experiment --set seed=2 2>&1)" && fail "a run folder with another config was reused"
     grep -q "was made with a different config" <<<"$out" || fail "unclear message for a config mismatch: $out"
-    out="$(bash "$root/experiments/quickstart.sh" --bogus 2>&1)" && fail "unknown option accepted"
+    out="$(bash "$root/experiments/vafa-slice.sh" --bogus 2>&1)" && fail "unknown option accepted"
     [ "$(wc -l <<<"$out")" = 1 ] && grep -q "unknown option '--bogus'" <<<"$out" || fail "unknown option: $out"
-    out="$(bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/subset" --models bogus 2>&1)" && fail "--models bogus accepted"
+    out="$(bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/subset" --models bogus 2>&1)" && fail "--models bogus accepted"
     [ "$(wc -l <<<"$out")" = 1 ] && grep -q "names 'bogus', which is not a model of this experiment" <<<"$out" ||
       fail "--models bogus: $out"
     # --models keeps only the named models: their stages run, the others' never start.
     : >"$tmp/calls"
-    bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/subset" --models lssar >/dev/null 2>&1 || fail "--models lssar failed"
+    bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/subset" --models lssar >/dev/null 2>&1 || fail "--models lssar failed"
     [ -e "$tmp/subset/stages/probe-lssar.done" ] && [ -z "$(ls "$tmp/subset/stages" | grep softmax)" ] &&
       ! grep -q softmax "$tmp/calls" || fail "--models lssar ran other models: $(ls "$tmp/subset/stages")"
     mkdir -p "$tmp/notarun" && touch "$tmp/notarun/precious"
-    bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/notarun" --fresh >/dev/null 2>&1 && fail "--fresh on a foreign folder"
+    bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/notarun" --fresh >/dev/null 2>&1 && fail "--fresh on a foreign folder"
     [ -f "$tmp/notarun/precious" ] || fail "--fresh deleted a folder that is not a run folder"
     # A failing stage stops the run, names the stage, and leaves no marker; later stages do not run.
-    out="$(FAKE_FAIL=eval quickstart --fresh 2>&1)" && fail "a failing stage did not fail the run"
+    out="$(FAKE_FAIL=eval experiment --fresh 2>&1)" && fail "a failing stage did not fail the run"
     grep -q "stage 'eval-softmax' failed (exit 1)" <<<"$out" || fail "unclear message for a failed stage: $out"
     grep -q "fake failure of 'eval'" <<<"$out" || fail "the failed stage's log tail was not shown"
     [ ! -e "$run/stages/eval-softmax.done" ] && [ ! -e "$run/stages/probe-softmax.done" ] || fail "markers after a failure"
     # A stage over --stage-timeout is stopped, marked cut, and named with its limit in one line.
-    out="$(FAKE_STEPS=100 FAKE_STEP_SECONDS=0.2 quickstart --fresh --stage-timeout 2 2>&1)" && fail "a cut stage did not fail the run"
+    out="$(FAKE_STEPS=100 FAKE_STEP_SECONDS=0.2 experiment --fresh --stage-timeout 2 2>&1)" && fail "a cut stage did not fail the run"
     [ "$(grep -c 'error' <<<"$out")" = 1 ] && grep -q "error: stage 'train-softmax' was cut at its time limit of 2 s" <<<"$out" ||
       fail "unclear message for a cut stage: $out"
     [ -f "$run/stages/train-softmax.cut" ] && [ ! -e "$run/stages/train-softmax.done" ] || fail "cut stage not marked cut"
     # A missing input is reported as missing, never drawn from anything else.
-    quickstart >/dev/null 2>&1 || fail "completing the run failed"
+    experiment >/dev/null 2>&1 || fail "completing the run failed"
     rm "$run/models/lssar/eval.json" "$run/probe/lssar/sr.json"
     # The report quotes G from compare.json (the run's own output), not from a copy of its own.
     "$python" - "$run/compare/compare.json" <<'PY'
@@ -184,7 +185,7 @@ PY
     # the report opens with an answer drawn from all seeds. The test double's numbers are fresh random numbers
     # on every call, so the seeds' values differ and the aggregates can be recomputed from the seeds' files.
     start="$(date +%s)"
-    quickstart --seeds 3 >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "quickstart --smoke --seeds 3 failed"; }
+    experiment --seeds 3 >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "experiment --smoke --seeds 3 failed"; }
     "$python" "$here/check_report.py" "$run" --since "$start" --no-missing \
       --require force_scatter_lssar-seed-3.png --require pareto_softmax-seed-2.png || fail "report check"
     for kind in softmax lssar; do
@@ -246,18 +247,18 @@ PY
     # A rerun calls nothing; lost markers of one seed's stages redo those stages alone, and a training with a
     # checkpoint but no marker is resumed in its own seed's folder.
     : >"$tmp/calls"
-    quickstart --seeds 3 >/dev/null 2>&1 || fail "rerun of a complete three-seed run failed"
+    experiment --seeds 3 >/dev/null 2>&1 || fail "rerun of a complete three-seed run failed"
     [ ! -s "$tmp/calls" ] || fail "rerun of a complete three-seed run called orbitlaw again: $(cat "$tmp/calls")"
     rm "$run/stages/eval-lssar-seed-2.done" "$run/stages/train-softmax-seed-3.done"
-    quickstart --seeds 3 >/dev/null 2>&1 || fail "rerun after lost markers failed"
+    experiment --seeds 3 >/dev/null 2>&1 || fail "rerun after lost markers failed"
     [ "$(cut -d' ' -f1 "$tmp/calls" | tr '\n' ' ')" = "train eval " ] &&
       grep -q '^train .*models/softmax/seed-3 --resume$' "$tmp/calls" &&
       grep -q '^eval .*models/lssar/seed-2/eval.json$' "$tmp/calls" ||
       fail "lost markers of single seeds redid more or less than their stages: $(cat "$tmp/calls")"
     # The seed count is part of the run's config; a bad count is a one-line error.
-    out="$(quickstart 2>&1)" && fail "a three-seed run folder was reused for one seed"
+    out="$(experiment 2>&1)" && fail "a three-seed run folder was reused for one seed"
     grep -q "was made with a different config" <<<"$out" || fail "unclear message for a seed-count mismatch: $out"
-    out="$(quickstart --seeds 0 2>&1)" && fail "--seeds 0 accepted"
+    out="$(experiment --seeds 0 2>&1)" && fail "--seeds 0 accepted"
     [ "$(wc -l <<<"$out")" = 1 ] && grep -q "seeds needs a whole number >= 1" <<<"$out" || fail "--seeds 0: $out"
     ;;
 
@@ -268,7 +269,7 @@ PY
     stage_pids() { pgrep -f -- "--out $run/models/softmax" || true; }
     for sig in KILL TERM INT HUP; do
       rm -rf "$run"
-      FAKE_STEPS=300 FAKE_STEP_SECONDS=0.1 setsid bash "$root/experiments/quickstart.sh" --smoke --out "$run" \
+      FAKE_STEPS=300 FAKE_STEP_SECONDS=0.1 setsid bash "$root/experiments/vafa-slice.sh" --smoke --out "$run" \
         >"$tmp/first.txt" 2>&1 &
       pid=$!
       for _ in $(seq 300); do
@@ -277,7 +278,7 @@ PY
       done
       [ -n "$(stage_pids)" ] || { cat "$tmp/first.txt"; fail "no training stage is running"; }
       if [ "$sig" = KILL ]; then
-        out="$(quickstart 2>&1)" && fail "a second driver ran on a run folder in use"
+        out="$(experiment 2>&1)" && fail "a second driver ran on a run folder in use"
         [ "$(wc -l <<<"$out")" = 1 ] && grep -q "is in use by another run (pid $pid: " <<<"$out" ||
           fail "the second driver's refusal does not name the first: $out"
       fi
@@ -294,7 +295,7 @@ PY
       fi
     done
     # A driver killed outright leaves its lock file; the rerun takes the folder and resumes.
-    FAKE_STEPS=4 quickstart >"$tmp/rerun.txt" 2>&1 || { cat "$tmp/rerun.txt"; fail "rerun after the kill failed"; }
+    FAKE_STEPS=4 experiment >"$tmp/rerun.txt" 2>&1 || { cat "$tmp/rerun.txt"; fail "rerun after the kill failed"; }
     [ ! -e "$run/.orbitlaw.lock" ] || fail "the driver left its lock file after a complete run"
     ;;
 
@@ -303,19 +304,19 @@ PY
     mkdir -p "$tmp/notes"
     echo "my notes on experiments" >"$tmp/notes/experiment.json"
     echo "keep me" >"$tmp/notes/results.txt"
-    out="$(bash "$root/experiments/quickstart.sh" --smoke --out "$tmp/notes" --fresh 2>&1)" &&
+    out="$(bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/notes" --fresh 2>&1)" &&
       fail "--fresh deleted a folder holding a plain-text experiment.json"
     [ "$(wc -l <<<"$out")" = 1 ] && grep -q "not a run folder this driver made" <<<"$out" || fail "--fresh: $out"
     [ "$(cat "$tmp/notes/results.txt")" = "keep me" ] && [ -f "$tmp/notes/experiment.json" ] ||
       fail "--fresh removed files of a folder that is not a run folder"
     # A run folder the driver made, with a file of the user's inside: --fresh refuses rather than delete it.
-    quickstart >/dev/null 2>&1 || fail "setup run failed"
+    experiment >/dev/null 2>&1 || fail "setup run failed"
     echo "keep me" >"$run/my-notes.txt"
-    out="$(quickstart --fresh 2>&1)" && fail "--fresh deleted a file the driver did not write"
+    out="$(experiment --fresh 2>&1)" && fail "--fresh deleted a file the driver did not write"
     grep -q "holds files the driver did not write (my-notes.txt)" <<<"$out" || fail "--fresh: $out"
     [ -f "$run/my-notes.txt" ] && [ -f "$run/stages/report.done" ] || fail "--fresh removed part of the run"
     rm "$run/my-notes.txt"
-    quickstart --fresh >/dev/null 2>&1 || fail "--fresh on the driver's own run folder failed"
+    experiment --fresh >/dev/null 2>&1 || fail "--fresh on the driver's own run folder failed"
     # The report removes only the plots a report listed: a plot the user put in the report folder stays, and
     # a folder of the user's is refused.
     echo "the user's plot" >"$run/report/mine.png"

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # End-to-end tests of the experiment scripts on the real orbitlaw binary, at --smoke size.
 #
-# usage: test_pipeline.sh quickstart|interrupt|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
+# usage: test_pipeline.sh quickstart|interrupt|vafa-slice|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
 #
-#   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run
+#   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run; every
+#               model's eval measured the behaviour, and the script ends by printing the verdict tables
 #   interrupt   quickstart --smoke killed after the first checkpoint of training, then rerun: completed
 #               stages are not redone, training resumes, and the report is complete
+#   vafa-slice  vafa-slice --smoke: the token head's pipeline with force probes, law searches and compare
 #   paper       paper --smoke (every step of the published-scale experiment, tiny)
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
-#   locality    locality --smoke: seven attention kinds, an untrained control and a k = 2.5 universe,
-#               probed for the acceleration
+#   locality    locality --smoke: seven attention kinds, an untrained control and a k = 2.5 universe, probed
+#               for the acceleration, with the probe controls (raw input, 1/r^2.5 labels)
 #   learned-gravity  learned-gravity --smoke: every model's eval measured its own predictions' behaviour
 #               (ladder, transplant, verdict, law search on a_impl) and wrote its predictions file; the report's
 #               answer opens with the behavioural tables
@@ -50,9 +52,30 @@ start="$(date +%s)"
 case "$scenario" in
   quickstart)
     experiment quickstart
+    check_report "$start" --require training_curves.png --require trajectory_error.png --no-missing
+    grep -q "report: $run/report/report.html" "$tmp/out.txt" || fail "the script did not print where the report is"
+    "$python" - "$run" "$tmp/out.txt" <<'PY' || fail "quickstart behaviour"
+import glob, json, os, sys
+run, out = sys.argv[1], open(sys.argv[2]).read()
+evals = {p.split(os.sep)[-2]: json.load(open(p))["behaviour"]
+         for p in glob.glob(os.path.join(run, "models", "*", "eval.json"))}
+assert sorted(evals) == ["lssar", "softmax", "untrained"], sorted(evals)
+for name, b in evals.items():
+    assert b["available"] and b["law_search"]["galaxies"], (name, b)
+    # Smoke models learn nothing: none may pass the verdict.
+    assert not b["verdict"]["learned"] and b["verdict"]["failed"], (name, b["verdict"])
+    # The printed verdict table quotes this run's numbers: each model's row with its 1-step median.
+    median = f"{b['one_step_error_au']['model']['median']:.3g}"
+    assert f"| {name} | not learned | {median} (" in out, (name, median)
+assert "1 seed per model: an anecdote, not a verdict" in out
+assert "Laws found by symbolic regression on each model's implied accelerations" in out
+PY
+    ;;
+  vafa-slice)
+    experiment vafa-slice
     check_report "$start" --require training_curves.png --require trajectory_error.png \
       --require force_scatter_softmax.png --require force_scatter_lssar.png
-    grep -q "report: $run/report/report.html" "$tmp/out.txt" || fail "the script did not print where the report is"
+    grep -q "Recovered force laws against Newton" "$tmp/out.txt" || fail "the script did not print the table of recovered laws"
     ;;
   interrupt)
     # Long enough a training (checkpoints every 5 steps) that the interruption lands in its middle.
@@ -102,11 +125,17 @@ data = json.load(open(sys.argv[1]))
 assert data["newton"]["target"] == "acceleration", data["newton"]
 assert data["newton"]["exponents"] == [0, 1, -2], data["newton"]
 models = {row["model"] for row in data["rows"]}
-assert len(models) == 9, models
+assert len(models) == 10, models
 # The k = 2.5 model is probed on its own universe's data: the labels' own law (read by the model-free
 # knn_log oracle) falls off faster than Newton's there, and not in the Newton data.
 e = {row["model"]: row["exponents"]["e"][0] for row in data["rows"] if row["probe"] == "knn_log"}
 assert e["window-2-k25"] < -2.3 < e["window-2"], e
+# The label control: window 2's probes fitted to 1/r^2.5 labels in the 1/r^2 universe; the oracle reads their law.
+assert e["window-2-labels-k25"] < -2.3, e
+# The raw-input controls ran on every model, the vector one with its law search.
+for probe in ("raw_input", "raw_input_vector"):
+    assert {row["model"] for row in data["rows"] if row["probe"] == probe} == models, (probe, data["rows"])
+assert any(row["probe"] == "raw_input_vector" and row.get("galaxies") for row in data["rows"]), data["rows"]
 # Liu et al.'s probe of the acceleration vector ran on every model and its magnitudes went to the law search.
 assert {row["model"] for row in data["rows"] if row["probe"] == "linear_vector"} == models, data["rows"]
 PY
