@@ -100,26 +100,80 @@ def law_rows(run):
     return rows
 
 
+def labels_in_order(run):
+    """The experiment's model kinds in its config's order, with their labels ({} without experiment.json)."""
+    try:
+        with open(os.path.join(run, "experiment.json")) as f:
+            models = json.load(f).get("models") or {}
+    except (OSError, ValueError):
+        return {}
+    return {kind: (spec or {}).get("label", kind) for kind, spec in models.items()}
+
+
+def answer_line(kind, label, bs):
+    """One model kind's answer in one line: verdict over its seeds, the 1-step ratio to constant acceleration
+    with its interval (or "one seed"), where it sits on the ladder, and s."""
+    ratio = [b["one_step_error_au"]["model"]["median"] / b["one_step_error_au"]["constant_acceleration"]["median"]
+             for b in bs]
+    slope = [b["transplant"]["slope"] for b in bs if b["transplant"]["slope"] is not None]
+    learned = sum(1 for b in bs if b["verdict"]["learned"])
+    n = len(bs)
+    if n >= 3 and learned == n:
+        verdict = f"LEARNED Newton (all {n} seeds)"
+    elif n >= 3:
+        verdict = f"not learned (passes in {learned} of {n} seeds)"
+    else:
+        failed = sorted({f for b in bs for f in b["verdict"]["failed"]})
+        passes = f"passes in {learned} of {n} seed{'s' if n != 1 else ''}"
+        if len(failed) > 2:
+            failed = [f"{len(failed)} conditions"]
+        verdict = f"no verdict, {passes}" + (f" (fails: {'; '.join(failed)})" if failed else "")
+
+    def spread(values):
+        m, h = interval(values)
+        return f"{fmt(m)} ± {fmt(h)}" if h is not None else f"{fmt(m)} (one seed)"
+
+    ladders = sorted({b["ladder_position"] for b in bs})
+    laws = [b["implied_acceleration"]["power_law"] for b in bs]
+    if n == 1:
+        lo, hi = laws[0]["r_exponent_ci95"]
+        exponent = f"{fmt(laws[0]['r_exponent'], 4)} [{fmt(lo, 4)}, {fmt(hi, 4)}]"
+    else:
+        exponent = f"{spread([law['r_exponent'] for law in laws])} over seeds"
+    line = (f"- {label} [{kind}]: {verdict}. 1-step median error {spread(ratio)} of constant acceleration's; "
+            f"{' / '.join(ladders)}")
+    line += f"; a_impl r exponent {exponent}"
+    if slope:
+        line += f"; transplant slope s = {spread(slope)}"
+    return line + "."
+
+
 def terminal_text(run):
-    """What an experiment prints at its end (the report's laws.md) where eval measured the behaviour: the
-    verdict tables and the laws found on each model's implied accelerations; None where nothing was measured."""
-    rows, summary = tables(run)
-    if not rows:
+    """What an experiment prints at its end (the report's laws.md) where eval measured the behaviour: one line
+    per model kind (the law searches stay in the report); None where nothing was measured."""
+    found = rows_of(run)
+    if not found:
         return None
-    seeds = max(int(s[1]) for s in summary)
-    lines = ["Learned gravity, read from each model's own next-position predictions (docs/design.md section 6c; "
-             "no probe is fitted). A model learned Newton only if every seed (at least 3) passes every condition: "
-             "|s| < 0.1, the a_impl r exponent's 95% interval contains -2 within +-0.05, constant ratio within 5%, "
-             "median angle < 2 deg, 1-step median below constant acceleration's.", ""]
+    kinds = {}
+    for _, kind, b in found:
+        kinds.setdefault(kind, []).append(b)
+    labels = labels_in_order(run)
+    order = [k for k in labels if k in kinds] + [k for k in kinds if k not in labels]
+    seeds = max(len(bs) for bs in kinds.values())
+    lines = ["Learned gravity, read from each model's own next-position predictions (docs/design.md section 6c; no "
+             "probe is fitted). A model learned Newton only if every seed (at least 3) passes every condition: "
+             "|s| < 0.1, the a_impl r exponent's 95% interval within -2 +- 0.05, constant ratio within 5%, median "
+             "angle < 2 deg, 1-step median below constant acceleration's."]
+    if seeds >= 2:
+        lines.append("Over seeds: mean ± half-width of the 95% Student-t interval.")
     if seeds < 3:
-        lines += [f"{seeds} seed{'s' if seeds != 1 else ''} per model: an anecdote, not a verdict; rerun with "
-                  "--seeds 3 for one.", ""]
-    lines += [markdown(SUMMARY_HEADER, summary), "", markdown(HEADER, rows), ""]
-    laws = law_rows(run)
-    if laws:
-        lines += ["Laws found by symbolic regression on each model's implied accelerations |a_impl|(r), against "
-                  "Newton's G·M/r^2 (G·M = 39.48 AU^3/yr^2 for one solar mass):", "", markdown(LAWS_HEADER, laws), ""]
-    return "\n".join(lines)
+        lines.append(f"{seeds} seed{'s' if seeds != 1 else ''} per model: an anecdote, not a verdict; rerun with "
+                     "--seeds 3 for one.")
+    lines.append("")
+    lines += [answer_line(kind, labels.get(kind, kind), kinds[kind]) for kind in order]
+    if law_rows(run):
+        lines += ["", "The laws found by symbolic regression on each model's implied accelerations are in the report."]
+    return "\n".join(lines) + "\n"
 
 
 def markdown(header, rows):

@@ -170,13 +170,14 @@ def print_summary(name, run):
         note(f"experiment '{name}' finished with stages cut or failed ({' '.join(unfinished)}): {run}")
     else:
         note(f"experiment '{name}' complete: {run}")
+    # The answer, then where the report is: the last lines a user sees.
     report = os.path.join(run, "report")
-    if os.path.isfile(os.path.join(report, "report.html")):
-        print(f"report: {report}/report.html\n        {report}/report.md")
     laws = os.path.join(report, "laws.md")
     if os.path.isfile(laws):
         with open(laws) as f:
-            print("\n" + f.read(), end="")
+            print(f.read())
+    if os.path.isfile(os.path.join(report, "report.html")):
+        print(f"report: {report}/report.html\n        {report}/report.md")
     sys.stdout.flush()
 
 

@@ -64,11 +64,15 @@ for name, b in evals.items():
     assert b["available"] and b["law_search"]["galaxies"], (name, b)
     # Smoke models learn nothing: none may pass the verdict.
     assert not b["verdict"]["learned"] and b["verdict"]["failed"], (name, b["verdict"])
-    # The printed verdict table quotes this run's numbers: each model's row with its 1-step median.
-    median = f"{b['one_step_error_au']['model']['median']:.3g}"
-    assert f"| {name} | not learned | {median} (" in out, (name, median)
+    # The printed answer quotes this run's numbers: one line per model with its 1-step ratio to constant
+    # acceleration.
+    one = b["one_step_error_au"]
+    ratio = f"{one['model']['median'] / one['constant_acceleration']['median']:.3g}"
+    line = next((l for l in out.splitlines() if f"[{name}]: no verdict, passes in 0 of 1 seed" in l), None)
+    assert line and f"1-step median error {ratio} (one seed)" in line, (name, ratio, line)
 assert "1 seed per model: an anecdote, not a verdict" in out
-assert "Laws found by symbolic regression on each model's implied accelerations" in out
+# The answer comes last, then where the report is.
+assert out.rstrip().splitlines()[-2].startswith("report: "), out[-400:]
 PY
     ;;
   vafa-slice)
