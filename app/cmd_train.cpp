@@ -17,7 +17,7 @@ namespace {
 
 struct TrainFlags {
   std::string data, val, out, preset, pretokenize;
-  bool resume = false;
+  bool resume = false, resume_changed = false;
   std::optional<double> max_minutes;  // unset: the config's train.max_minutes
 };
 
@@ -49,11 +49,12 @@ void run_train(const ConfigOptions& options, const TrainFlags& flags) {
   request.data = flags.data;
   request.val = flags.val;
   request.out = flags.out;
-  request.resume = flags.resume;
+  request.resume = flags.resume || flags.resume_changed;
+  request.resume_changed = flags.resume_changed;
   auto result = model::train(request);
   guard.commit();
   if (result.rank != 0) return;  // in a data-parallel job rank 0 reports for all
-  std::printf("trained %d steps: train loss %.4f, val loss %.4f%s; checkpoint %s\n", result.steps,
+  std::printf("trained %d steps: train loss %.4g, val loss %.4g%s; checkpoint %s\n", result.steps,
               result.final_train_loss, result.final_val_loss,
               result.stopped_by_time_limit ? " (stopped at the time limit)" : "", result.checkpoint.c_str());
 }
@@ -73,7 +74,11 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--out", flags.out, "run directory (checkpoint.pt, metrics.jsonl, train.provenance.json)");
   sub->add_option("--preset", flags.preset,
                   "model preset: tiny, small or paper-109m (default: config, else tiny)");
-  sub->add_flag("--resume", flags.resume, "continue the run in --out from its checkpoint");
+  sub->add_flag(
+      "--resume", flags.resume,
+      "continue the run in --out from its checkpoint (refused if its data or learning settings differ)");
+  sub->add_flag("--resume-changed", flags.resume_changed,
+                "continue it even where data or learning settings differ (recorded in its provenance)");
   sub->add_option("--max-minutes", flags.max_minutes, "stop cleanly with a checkpoint after this wall time");
   sub->add_option("--pretokenize", flags.pretokenize, "write --data as a pre-tokenized uint16 file and exit");
   sub->callback([&options] { run_train(options, flags); });

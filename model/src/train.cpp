@@ -28,6 +28,7 @@
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/model/gpt.hpp"
 #include "orbitlaw/simulator.hpp"
+#include "resume_check.hpp"
 
 namespace orbitlaw::model {
 
@@ -383,14 +384,33 @@ struct StartPoint {
   std::int64_t tokens = 0;
   std::uint64_t next_batch = 0;
   double elapsed_before = 0;  // seconds spent in earlier runs of a resumed training
+  // The run's segments, one per start ({from_step, changed}): what a resumed run changed, if anything.
+  Json segments = Json::array();
 };
 
+// A resume that would mix two runs (other data, or settings that decide what is learned) is refused unless
+// request.resume_changed allows it; either way the segment records what changed (resume_check.hpp).
 StartPoint start_point(const TrainRequest& request, const std::string& checkpoint_path,
-                       CheckpointContent& content, Gpt& model, torch::optim::AdamW& optimizer) {
-  if (!request.resume) return {};
+                       CheckpointContent& content, Gpt& model, torch::optim::AdamW& optimizer,
+                       const Json& fingerprint) {
+  if (!request.resume) return {.segments = Json::array({Json{{"from_step", 0}, {"changed", nullptr}}})};
   const auto state = load_checkpoint(checkpoint_path, content, model, &optimizer).train_state;
-  return {state.value("step", 0), state.value("tokens", std::int64_t{0}),
-          state.value("next_batch", std::uint64_t{0}), state.value("elapsed_s", 0.0)};
+  StartPoint start{state.value("step", 0), state.value("tokens", std::int64_t{0}),
+                   state.value("next_batch", std::uint64_t{0}), state.value("elapsed_s", 0.0),
+                   state.value("segments", Json::array())};
+  Json changed = nullptr;
+  if (!state.contains("fingerprint")) {
+    changed = "not checked: the checkpoint records no fingerprint of its inputs";
+  } else if (const std::string difference = detail::resume_difference(state["fingerprint"], fingerprint);
+             !difference.empty()) {
+    if (!request.resume_changed)
+      throw Error("--resume: " + difference + " differs from the run that wrote '" + checkpoint_path +
+                  "'; resume with its data and settings, or pass --resume-changed to continue it anyway "
+                  "(recorded in train.provenance.json)");
+    changed = difference;
+  }
+  start.segments.push_back(Json{{"from_step", start.step}, {"changed", changed}});
+  return start;
 }
 
 // Fixed validation batches (their own seed), so every evaluation measures the same sequences. Batches are
@@ -491,7 +511,8 @@ TrainResult train(const TrainRequest& request) {
   torch::optim::AdamW optimizer(parameter_groups(model, tc, options), options);
 
   CheckpointContent content{model_config, request.tokenizer, Json::object(), Json::object()};
-  const StartPoint start = start_point(request, checkpoint_path, content, model, optimizer);
+  const Json fingerprint = detail::resume_fingerprint(request);
+  const StartPoint start = start_point(request, checkpoint_path, content, model, optimizer, fingerprint);
   if (writer) {
     if (request.resume) {
       truncate_metrics(metrics_path, start.step);
@@ -504,6 +525,7 @@ TrainResult train(const TrainRequest& request) {
   check_ranks_agree(dp, shared_settings(request.resolved_config, step, start.next_batch));
   dp.broadcast_parameters(*model);  // no-op alone; with equal seeds and checkpoints a safeguard
   content.provenance = training_provenance(request, dp, attention_path);
+  content.provenance["segments"] = start.segments;
   if (writer)
     write_text_atomic((fs::path(request.out) / "train.provenance.json").string(),
                       content.provenance.dump(2) + "\n");
@@ -534,7 +556,9 @@ TrainResult train(const TrainRequest& request) {
              {"val_loss", std::isnan(result.final_val_loss) ? Json(nullptr) : Json(result.final_val_loss)},
              {"stopped_by_time_limit", stopped},
              {"world_size", world},
-             {"data", train_summary}};
+             {"data", train_summary},
+             {"fingerprint", fingerprint},
+             {"segments", start.segments}};
     save_checkpoint(checkpoint_path, content, model, &optimizer);
   };
 

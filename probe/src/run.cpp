@@ -413,7 +413,9 @@ ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const 
   begin_stage(paths.out, "probe");  // until the end, the folder reads as incomplete
   const Json fingerprint{{"config", c.resolved},
                          {"checkpoint", use_model ? file_checksum(paths.checkpoint) : std::string()},
-                         {"data", {{"path", paths.data}, {"bytes", std::filesystem::file_size(paths.data)}}},
+                         // The data's contents, not its name or size: a file rewritten in place at the same
+                         // size must not resume onto predictions made from the old one.
+                         {"data", {{"path", paths.data}, {"checksum", file_checksum(paths.data)}}},
                          {"orbitlaw_revision", build_git_revision()}};
   detail::ProbeProgress progress(paths.out, fingerprint, paths.resume);
   ForceDataset dataset = build_force_dataset(data, c.split);

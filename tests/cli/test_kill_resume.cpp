@@ -241,3 +241,38 @@ TEST(KillResume, ProbeResumedGivesTheUninterruptedResultsAndCompareRefusesTheKil
       mid_way, reused, seconds);
   EXPECT_GE(mid_way, 1);
 }
+
+// A killed probe resumed onto data rewritten in place at the same size: the stale predictions are not reused
+// (the resume fingerprint holds the data's checksum, not its name and size).
+TEST(KillResume, ProbeResumeRefusesDataRewrittenAtTheSameSize) {
+  const std::string data = path_of("stale_data.h5"), other = path_of("stale_other.h5");
+  const std::string simulate =
+      "simulate --preset two-body --systems 60 -j 2 -q --set sequence_rows=61 --seed ";
+  ASSERT_EQ(run_orbitlaw(simulate + "11 --out " + data).exit_code, 0);
+  ASSERT_EQ(run_orbitlaw(simulate + "12 --out " + other).exit_code, 0);
+  const std::string checkpoint = path_of("stale_model");
+  ASSERT_EQ(
+      run_orbitlaw("train --preset tiny --set model.n_layer=1 --set model.n_embd=32 --set model.block_size=40"
+                   " --set train.max_steps=2 --set train.threads=1 --set train.device=cpu --data " +
+                   data + " --out " + checkpoint)
+          .exit_code,
+      0);
+  // A law search long enough that the kill lands in it, after the predictions were written.
+  const std::string out = path_of("stale_probe");
+  const std::string args = "probe --checkpoint " + checkpoint + "/checkpoint.pt --data " + data +
+                           " --set threads=1 --set device=cpu --set observable_bin_width=0"
+                           " --set 'probes=[\"knn\"]' --set sr.galaxies=2 --set sr.galaxy_rows=20"
+                           " --set sr.iterations=100000 --set sr.restarts=1 --set sr.threads=1 --out " +
+                           out;
+  ASSERT_TRUE(run_and_kill(args, file_exists(out + "/predictions.h5"), 0.3)) << "the probe finished first";
+  ASSERT_TRUE(fs::exists(out + "/probe.progress.json"));
+  // Other systems in the same file, padded to its size (HDF5 reads a file longer than its end of data).
+  const auto size = fs::file_size(data);
+  ASSERT_LE(fs::file_size(other), size);
+  fs::resize_file(other, size);
+  fs::rename(other, data);
+  const auto resumed = run_orbitlaw(args + " --resume");
+  EXPECT_EQ(resumed.exit_code, 1) << resumed.output;
+  EXPECT_NE(resumed.output.find("cannot resume: the interrupted run had another data"), std::string::npos)
+      << resumed.output;
+}

@@ -5,9 +5,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 #include "../cli/cli_runner.hpp"
 #include "dataset_fixture.hpp"
+#include "orbitlaw/common/stage_record.hpp"
 
 namespace orbitlaw::model {
 namespace {
@@ -83,6 +86,57 @@ TEST_F(ModelCli, TrainThenEvalWritesTheDocumentedOutputs) {
     EXPECT_GE(head.at("mean_distance").get<double>(), 0);
   }
   EXPECT_TRUE(fs::exists(path("run/eval.provenance.json")));
+}
+
+TEST_F(ModelCli, ResumeRefusesOtherDataOrSettingsUnlessTold) {
+  const auto& data = testing::two_body_dataset();
+  const std::string out = path("resume-check");
+  ASSERT_EQ(run_orbitlaw("train --data " + data + " --out " + out + small_run()).exit_code, 0);
+  const std::string checkpoint_before = orbitlaw::file_checksum(out + "/checkpoint.pt");
+  // Another learning rate, another seed, other data (the same bytes under another name are the same data).
+  const std::string other = path("other-data.h5");
+  simulator::write_dataset(
+      simulator::simulation_config_from_json(
+          Json{{"preset", "two-body"}, {"systems", 200}, {"seed", 8}, {"sequence_rows", 129}}),
+      other, simulator::WriteOptions{});
+  const std::string renamed = path("same-data.h5");
+  fs::copy_file(data, renamed);
+  for (const auto& [change, what] :
+       std::vector<std::pair<std::string, std::string>>{{" --set train.lr=0.01", "train.lr"},
+                                                        {" --set train.seed=9", "train.seed"},
+                                                        {" --set model.n_embd=64", "n_embd"}}) {
+    const auto refused = run_orbitlaw("train --resume --data " + data + " --out " + out + small_run() +
+                                      change + " --set train.max_steps=15");
+    EXPECT_EQ(refused.exit_code, 1) << change << refused.output;
+    const auto error = refused.output.find("orbitlaw: error: ");
+    ASSERT_NE(error, std::string::npos) << refused.output;
+    EXPECT_EQ(refused.output.find('\n', error), refused.output.size() - 1) << "one error line, the last";
+    EXPECT_NE(refused.output.find(what, error), std::string::npos) << refused.output;
+  }
+  const auto other_data = run_orbitlaw("train --resume --data " + other + " --out " + out + small_run() +
+                                       " --set train.max_steps=15");
+  EXPECT_EQ(other_data.exit_code, 1) << other_data.output;
+  EXPECT_NE(other_data.output.find("the contents of --data"), std::string::npos) << other_data.output;
+  // Refused resumes leave the run as it was.
+  EXPECT_EQ(orbitlaw::file_checksum(out + "/checkpoint.pt"), checkpoint_before);
+  EXPECT_EQ(read_json(out + "/train.provenance.json")["segments"].size(), 1u);
+
+  // The same data under another name, and a longer run: resumed, one segment more, nothing changed.
+  auto resumed = run_orbitlaw("train --resume --data " + renamed + " --out " + out + small_run() +
+                              " --set train.max_steps=15");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  auto segments = read_json(out + "/train.provenance.json")["segments"];
+  ASSERT_EQ(segments.size(), 2u) << segments;
+  EXPECT_EQ(segments[1]["from_step"], 12);
+  EXPECT_TRUE(segments[1]["changed"].is_null()) << segments;
+  // Told to, it continues with another learning rate and records the change.
+  resumed = run_orbitlaw("train --resume-changed --data " + data + " --out " + out + small_run() +
+                         " --set train.lr=0.01 --set train.max_steps=18");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  segments = read_json(out + "/train.provenance.json")["segments"];
+  ASSERT_EQ(segments.size(), 3u) << segments;
+  EXPECT_EQ(segments[2]["from_step"], 15);
+  EXPECT_NE(segments[2]["changed"].get<std::string>().find("train.lr"), std::string::npos) << segments;
 }
 
 TEST_F(ModelCli, PretokenizedDataTrainsLikeTheDataset) {

@@ -57,6 +57,9 @@ struct TrainRequest {
   std::string val;   // optional; otherwise the last val_fraction of `data`
   std::string out;   // run directory: checkpoint.pt, metrics.jsonl, train.provenance.json
   bool resume = false;
+  // A resume whose data or learning settings differ from the checkpoint's run is refused unless this is set;
+  // either way train.provenance.json's "segments" record what changed where.
+  bool resume_changed = false;
   bool quiet = false;  // no progress line (tests)
   TokenizerConfig tokenizer;
   ModelConfig model;
