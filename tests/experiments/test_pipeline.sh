@@ -156,7 +156,7 @@ PY
 import glob, json, os, sys
 run = sys.argv[1]
 evals = sorted(glob.glob(os.path.join(run, "models", "*", "eval.json")))
-assert len(evals) == 7, evals
+assert len(evals) == 9, evals
 for path in evals:
     b = json.load(open(path))["behaviour"]
     assert b["available"], (path, b)
@@ -167,6 +167,9 @@ for path in evals:
     assert os.path.getsize(os.path.join(os.path.dirname(path), "eval.predictions.h5")) > 0
     # Smoke models learn nothing: none may pass the verdict, the untrained controls least of all.
     assert not b["verdict"]["learned"], (path, b["verdict"])
+    # Where the star's mass varies, the verdict's s is the mass transplant's.
+    varies = os.path.basename(os.path.dirname(path)).endswith("-mass")
+    assert (b["mass_transplant"] is not None) == varies, (path, b["mass_transplant"])
 report = open(os.path.join(run, "report", "report.md")).read()
 answer = report.index("## Answer\n")
 assert report[answer:].split("\n\n")[1] == "### Learned gravity, read from each model's own predictions", report[:600]
