@@ -51,10 +51,10 @@ void ModelConfig::validate() const {
   if (positional == Positional::kRope && head_dim() % 2 != 0) fail("RoPE needs an even head dimension");
   if (vocab < 2) fail("vocab must be at least 2");
   if (block_size < 1) fail("block_size must be at least 1");
-  if (attention.p < 1) fail("attention.p must be at least 1 (got " + std::to_string(attention.p) + ")");
-  if (attention.offset_rows < 0) fail("attention.offset_rows must be non-negative");
-  if (attention.window < 1) fail("attention.window must be at least 1");
-  if (!(attention.ssmax_init > 0)) fail("attention.ssmax_init must be positive");
+  if (attention.p < 1) fail("p must be at least 1 (got " + std::to_string(attention.p) + ")");
+  if (attention.offset_rows < 0) fail("offset_rows must be non-negative");
+  if (attention.window < 1) fail("window must be at least 1");
+  if (!(attention.ssmax_init > 0)) fail("ssmax_init must be positive");
   if (!(rope_theta > 0)) fail("rope_theta must be positive");
   if (dropout < 0 || dropout >= 1) fail("dropout must be in [0, 1)");
   if (target != Target::kPosition && head != Head::kRegression)

@@ -309,12 +309,17 @@ Json run_law_searches(const ProbeRunConfig& c, const Budget& budget, const Predi
   for (const auto& protocol : c.law_searches) {
     for (const auto& probe : c.sr_probes) {
       LawSearchOptions options = protocol;
+      const double requested = protocol.search.time_limit_seconds;  // per galaxy; 0: none
       if (budget.limited()) {
         const double share =
             std::max(1.0, budget.left_until(1 - kWritingShare, 0.0) / static_cast<double>(searches_left));
         const double per_galaxy = share / std::max(1, options.galaxies);
-        const double own = protocol.search.time_limit_seconds;
-        options.search.time_limit_seconds = own > 0 ? std::min(own, per_galaxy) : per_galaxy;
+        options.search.time_limit_seconds = requested > 0 ? std::min(requested, per_galaxy) : per_galaxy;
+        if (options.search.time_limit_seconds != requested)
+          log("law search " + probe + " / " + options.protocol + ": time limit per galaxy " +
+              format("%.3g s", options.search.time_limit_seconds) + " (requested " +
+              (requested > 0 ? format("%.3g s", requested) : std::string("none")) +
+              "; lowered to this search's share of time_limit_seconds)");
       }
       --searches_left;
       if (auto finished = progress.finished_search(probe, options.protocol)) {
@@ -324,6 +329,7 @@ Json run_law_searches(const ProbeRunConfig& c, const Budget& budget, const Predi
       }
       const LawSearch s = search_laws(predictions, probe, options);
       searches.push_back(law_searches_json({s})["searches"][0]);
+      searches.back()["options"]["time_limit_seconds_requested"] = requested;
       progress.search_finished(probe, options.protocol, searches.back());
       log_law_search(s, probe, options.protocol, log);
     }

@@ -110,10 +110,10 @@ void read_linear(ConfigReader& s, LinearProbeOptions& l) {
   l.batch_size = s.get("batch_size", l.batch_size);
 }
 
-// The keys of the "sr" section shared by both protocols (a protocol's own section wins), read into and copied
-// out of a LawSearchOptions so that their defaults are the library's. The one exception is the search budget:
-// the probe run's is sized for the CPU quickstart (about 1-2 s per restart on one galaxy); raise for real
-// runs.
+// The keys of the "sr" section shared by both protocols (a protocol's own section wins; time_limit_seconds is
+// per galaxy at every level), read into and copied out of a LawSearchOptions so that their defaults are the
+// library's. The one exception is the search budget: the probe run's is sized for the CPU quickstart (about
+// 1-2 s per restart on one galaxy); raise for real runs.
 class SharedLawSearchKeys {
  public:
   explicit SharedLawSearchKeys(int threads) {
@@ -134,6 +134,8 @@ class SharedLawSearchKeys {
     search.populations = s.get("populations", search.populations);
     search.population_size = s.get("population_size", search.population_size);
     search.threads = s.get("threads", search.threads);
+    search.time_limit_seconds =
+        finite_non_negative(s.get("time_limit_seconds", search.time_limit_seconds), "sr.time_limit_seconds");
   }
   void apply_to(LawSearchOptions& o) const {
     o.galaxies = shared_.galaxies;
@@ -146,6 +148,7 @@ class SharedLawSearchKeys {
     o.search.populations = shared_.search.populations;
     o.search.population_size = shared_.search.population_size;
     o.search.threads = shared_.search.threads;
+    o.search.time_limit_seconds = shared_.search.time_limit_seconds;
   }
 
  private:

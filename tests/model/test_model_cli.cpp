@@ -163,6 +163,11 @@ TEST_F(ModelCli, BadInputGivesOneLineErrors) {
   EXPECT_EQ(typo.exit_code, 1);
   EXPECT_NE(typo.output.find("unknown key 'n_layers'"), std::string::npos) << typo.output;
   EXPECT_EQ(typo.lines(), 1) << typo.output;
+  // A refused value names the key the user set (model.p), not an internal field.
+  auto bad_p = run_orbitlaw("train --data " + data + " --out " + path("bad-p") + " --set model.p=-3");
+  EXPECT_EQ(bad_p.exit_code, 1);
+  EXPECT_NE(bad_p.output.find("model config: p must be at least 1"), std::string::npos) << bad_p.output;
+  EXPECT_EQ(bad_p.lines(), 1) << bad_p.output;
 
   std::ofstream(path("corrupt.pt")) << "not a checkpoint";
   auto corrupt = run_orbitlaw("eval --checkpoint " + path("corrupt.pt") + " --data " + data + " --out " +

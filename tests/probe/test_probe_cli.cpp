@@ -144,7 +144,8 @@ TEST(ProbeCli, RunTimeLimitCutsLawSearchesButWritesEveryOutput) {
   // 10^6 iterations per restart would run for hours; a 6 s budget must end the run with complete outputs.
   const auto start = std::chrono::steady_clock::now();
   auto result = run_orbitlaw("probe --oracle-only --data " + data + " --out " + out.string() + kQuick +
-                             " --set sr.iterations=1000000 --set time_limit_seconds=6 --set device=cpu");
+                             " --set sr.iterations=1000000 --set time_limit_seconds=6 --set device=cpu"
+                             " --set sr.time_limit_seconds=100");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_LT(seconds, 60) << "the time limit did not stop the law searches";
@@ -154,11 +155,17 @@ TEST(ProbeCli, RunTimeLimitCutsLawSearchesButWritesEveryOutput) {
     const double per_galaxy = search["options"]["time_limit_seconds_per_galaxy"];
     EXPECT_GT(per_galaxy, 0);
     EXPECT_LE(per_galaxy, 6.0 / 2);  // 2 galaxies share at most the whole budget
+    // The shared sr key is the per-galaxy limit of every protocol; what was asked and what applied are both
+    // recorded, and the lowering is said on stderr.
+    EXPECT_EQ(search["options"]["time_limit_seconds_requested"], 100.0);
     for (const auto& galaxy : search["galaxies"]) {
       EXPECT_LT(galaxy["iterations_run"].get<int>(), 1000000);
       EXPECT_FALSE(galaxy["front"].empty());
     }
   }
+  EXPECT_NE(result.output.find("(requested 100 s; lowered to this search's share of time_limit_seconds)"),
+            std::string::npos)
+      << result.output;
   EXPECT_TRUE(fs::exists(out / "predictions.h5"));
   EXPECT_TRUE(fs::exists(out / "probe.json"));
 }
