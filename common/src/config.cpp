@@ -2,10 +2,30 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace orbitlaw {
+
+Json parse_user_json(const std::string& text, const std::string& what) {
+  std::vector<std::set<std::string>> keys;  // the keys seen in each open object
+  const Json::parser_callback_t check = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    if (depth > kMaxJsonDepth)
+      throw Error(what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    if (event == Json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == Json::parse_event_t::object_end) {
+      if (!keys.empty()) keys.pop_back();
+    } else if (event == Json::parse_event_t::key && !keys.empty()) {
+      const std::string name = parsed.get<std::string>();
+      if (!keys.back().insert(name).second) throw Error(what + " gives the key '" + name + "' twice");
+    }
+    return true;
+  };
+  return Json::parse(text, check);
+}
 
 Json load_json_file(const std::string& path) {
   std::ifstream in(path);
@@ -14,7 +34,7 @@ Json load_json_file(const std::string& path) {
   buffer << in.rdbuf();
   Json parsed;
   try {
-    parsed = Json::parse(buffer.str());
+    parsed = parse_user_json(buffer.str(), "config file '" + path + "'");
   } catch (const Json::exception& e) {  // syntax errors, and numbers beyond double's range
     throw Error("config file '" + path + "' is not valid JSON: " + std::string(e.what()));
   }
@@ -31,7 +51,7 @@ void apply_overrides(Json& config, const std::vector<std::string>& overrides) {
     std::string text = item.substr(eq + 1);
     Json value;
     try {
-      value = Json::parse(text);
+      value = parse_user_json(text, "override '" + item + "'");
     } catch (const Json::parse_error&) {
       value = text;  // a bare word such as lssar is a string
     } catch (const Json::out_of_range&) {

@@ -45,6 +45,50 @@ TEST(Config, WrongTypeIsAnError) {
   EXPECT_THROW(reader.get<int>("steps", 1), Error);
 }
 
+// Values are what they say: a boolean is no number (nlohmann reads true as 1) and a number no boolean.
+TEST(Config, BooleansAndNumbersAreNotEachOther) {
+  Json config = Json::object();
+  orbitlaw::apply_overrides(config, {"steps=true", "lr=false", "quiet=1", "fused=true"});
+  ConfigReader reader(config, "train config");
+  for (const char* key : {"steps", "lr"}) {
+    try {
+      key == std::string("steps") ? (void)reader.get<int>(key, 1) : (void)reader.get<double>(key, 0.1);
+      FAIL() << key << ": a boolean was read as a number";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("key '" + std::string(key) + "' has the wrong type"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_THROW(reader.get<bool>("quiet", false), Error);
+  EXPECT_TRUE(reader.get<bool>("fused", false));
+}
+
+// A key given twice keeps neither silently, and nesting is bounded before anything walks it.
+TEST(Config, DuplicateKeysAndDeepNestingAreRefused) {
+  auto path = std::filesystem::temp_directory_path() / "orbitlaw_duplicate_config.json";
+  std::ofstream(path) << R"({"train": {"max_steps": 3, "lr": 0.1, "max_steps": 5}})";
+  try {
+    orbitlaw::load_json_file(path.string());
+    FAIL() << "a duplicate key was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gives the key 'max_steps' twice"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+  // The same key in two different objects is no duplicate.
+  std::ofstream(path) << R"({"a": {"k": 1}, "b": {"k": 2}, "k": 3})";
+  EXPECT_EQ(orbitlaw::load_json_file(path.string())["b"]["k"], 2);
+  std::ofstream(path) << std::string(200000, '[') + std::string(200000, ']');
+  EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);
+  std::ofstream(path) << "{\"a\": " + std::string(100, '[') + std::string(100, ']') + "}";
+  EXPECT_THROW(orbitlaw::load_json_file(path.string()), Error);
+  Json config = Json::object();
+  EXPECT_THROW(
+      orbitlaw::apply_overrides(config, {"x=" + std::string(100000, '[') + std::string(100000, ']')}), Error);
+  EXPECT_THROW(orbitlaw::apply_overrides(config, {R"(x={"a": 1, "a": 2})"}), Error);
+  std::filesystem::remove(path);
+}
+
 TEST(Config, MalformedOverridesAndFiles) {
   Json config = Json::object();
   EXPECT_THROW(orbitlaw::apply_overrides(config, {"novalue"}), Error);

@@ -29,7 +29,15 @@ void require_thread_count(const std::string& what, int threads, int lowest);
 // workers, spinning at each barrier while another process holds their core, then run many times slower.
 int resolve_thread_count(int threads);
 
-// Reads a JSON object from a file; throws Error naming the file on a missing file or a parse error.
+// Parses JSON a user wrote (a config file, a --set value): a key given twice in one object, or nesting deeper
+// than kMaxJsonDepth, is refused (nlohmann would keep the last of two keys without a word, and a nesting
+// thousands deep overflows the stack of whatever walks it later). Throws Json::parse_error on a syntax error
+// and Error, naming `what`, on the rest.
+inline constexpr int kMaxJsonDepth = 64;
+Json parse_user_json(const std::string& text, const std::string& what);
+
+// Reads a JSON object from a file (parse_user_json); throws Error naming the file on a missing file, a parse
+// error, a duplicate key or too deep a nesting.
 Json load_json_file(const std::string& path);
 
 // Applies overrides of the form "a.b.c=value". The value is parsed as JSON when it parses (numbers, true,
@@ -51,6 +59,13 @@ class ConfigReader {
     used_.insert(key);
     T value = default_value;
     if (config_.contains(key)) {
+      // A number is not a boolean and a boolean is not a number: nlohmann would read true as 1.
+      const Json& given = config_.at(key);
+      if constexpr (std::is_arithmetic_v<T>) {
+        if (std::is_same_v<T, bool> != given.is_boolean())
+          throw Error(context_ + ": key '" + key + "' has the wrong type (" + given.dump() + ", expected " +
+                      (std::is_same_v<T, bool> ? "true or false" : "a number") + ")");
+      }
       // A whole-number setting takes only whole numbers it can hold: nlohmann's conversion would wrap
       // seed = -7 to 2^64 - 7 and truncate 2.5 to 2 without a word.
       if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) check_whole_number<T>(key);
