@@ -67,10 +67,13 @@ class Options:
 def option_value(args, i, flag, needs):
     """The value of `flag VALUE` or `flag=VALUE` at args[i], and how many arguments it took."""
     if args[i] == flag:
-        if i + 1 >= len(args):
+        if i + 1 >= len(args) or not args[i + 1]:
             raise DriverError(f"{flag} needs {needs}")
         return args[i + 1], 2
-    return args[i][len(flag) + 1:], 1
+    value = args[i][len(flag) + 1:]
+    if not value:  # --out= would fall back to the default folder without a word
+        raise DriverError(f"{flag} needs {needs}")
+    return value, 1
 
 
 def parse_options(name, args):

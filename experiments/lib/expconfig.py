@@ -30,11 +30,13 @@ class ConfigError(Exception):
 def load(path):
     try:
         with open(path) as f:
-            value = json.load(f)
+            value = loads_strict(f.read())
     except FileNotFoundError:
         raise ConfigError(f"config file '{path}' does not exist") from None
     except json.JSONDecodeError as e:
         raise ConfigError(f"config file '{path}' is not valid JSON: {e}") from None
+    except ConfigError as e:
+        raise ConfigError(f"config file '{path}': {e}") from None
     if not isinstance(value, dict):
         raise ConfigError(f"config file '{path}' must hold a JSON object")
     return value
@@ -60,10 +62,29 @@ def deep_merge(base, overlay):
     return result
 
 
+def strict_object(pairs):
+    """object_pairs_hook: a key given twice is an error (json would keep the last without a word)."""
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ConfigError(f"the key '{key}' is given twice")
+        seen[key] = value
+    return seen
+
+
+def no_constant(name):
+    """parse_constant: NaN and Infinity are not numbers a config can hold."""
+    raise ConfigError(f"{name} is not a number a config can hold")
+
+
+def loads_strict(text):
+    return json.loads(text, object_pairs_hook=strict_object, parse_constant=no_constant)
+
+
 def parse_value(text):
-    # Same rule as orbitlaw's --set: JSON when it parses, a bare string otherwise.
+    # Same rule as orbitlaw's --set: JSON when it parses, a bare string otherwise (but never NaN or a duplicate).
     try:
-        return json.loads(text)
+        return loads_strict(text)
     except json.JSONDecodeError:
         return text
 
@@ -80,7 +101,10 @@ def apply_override(config, item):
         node = node.setdefault(part, {})
         if not isinstance(node, dict):
             raise ConfigError(f"override '{item}': '{part}' is not a section")
-    node[parts[-1]] = parse_value(text)
+    try:
+        node[parts[-1]] = parse_value(text)
+    except ConfigError as e:
+        raise ConfigError(f"override '{item}': {e}") from None
 
 
 def lookup(config, dotted, default=None):
@@ -135,6 +159,9 @@ def resolve(source, smoke, overrides, models=None):
         config = deep_merge(config, overlay)
     for item in overrides:
         apply_override(config, item)
+    if "smoke" in config:
+        # --set smoke.KEY=V: the overlay is already merged (or not used), so the key would do nothing unrecorded.
+        raise ConfigError("--set smoke.…: the smoke overlay cannot be overridden; with --smoke, --set the key itself")
     if models is not None:
         known = config.get("models") or {}
         unknown = [m for m in models if m not in known]

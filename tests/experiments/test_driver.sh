@@ -101,6 +101,13 @@ PY
     out="$(bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/subset" --models bogus 2>&1)" && fail "--models bogus accepted"
     [ "$(wc -l <<<"$out")" = 1 ] && grep -q "names 'bogus', which is not a model of this experiment" <<<"$out" ||
       fail "--models bogus: $out"
+    # Values are what they say: an empty --out, NaN, a duplicate key and a --set into the smoke overlay (which
+    # would do nothing, unrecorded) are one-line errors, and nothing runs.
+    for bad in "--out=" "--set train.train.lr=NaN" '--set train={"a":1,"a":2}' "--set smoke.train.train.lr=0.1"; do
+      out="$(bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/values" $bad 2>&1)" && fail "accepted: $bad"
+      [ "$(wc -l <<<"$out")" = 1 ] && grep -q "error: " <<<"$out" || fail "$bad: $out"
+      [ ! -e "$tmp/values" ] && [ ! -e "$root/runs/vafa-slice-smoke" ] || fail "$bad made a run folder"
+    done
     # --models keeps only the named models: their stages run, the others' never start.
     : >"$tmp/calls"
     bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/subset" --models lssar >/dev/null 2>&1 || fail "--models lssar failed"
