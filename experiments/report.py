@@ -593,13 +593,37 @@ def plot_attention(rep, config, evals):
     save(rep, fig, "attention_locality.png", "Mean attention distance per layer and head (smaller = more local)")
 
 
+def file_checksum(path):
+    """The checksum completion records hold (common/src/stage_record.cpp): 64-bit FNV-1a of the bytes, hex."""
+    h = 0xcbf29ce484222325
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            for byte in chunk:
+                h = ((h ^ byte) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return f"{h:016x}"
+
+
+# The probe outputs the report reads, checked against the checksums of the stage's completion record.
+PROBE_OUTPUTS_READ = ("predictions.h5", "probe.json", "sr.json")
+
+
 def probe_completed(rep, r):
-    """orbitlaw probe writes probe.complete.json last: without it the folder is a killed run's, not reported."""
+    """orbitlaw probe writes probe.complete.json last, with its outputs' checksums: without it the folder is a
+    killed run's, and an output that no longer matches it was edited or replaced after the run; neither is
+    reported."""
     record = os.path.join(r.probe_dir, "probe.complete.json")
-    if os.path.exists(record):
-        return True
-    rep.lack(f"force probes of {r.tag}", f"the probe stage did not complete ({rep.rel(record)} does not exist)")
-    return False
+    if not os.path.exists(record):
+        rep.lack(f"force probes of {r.tag}", f"the probe stage did not complete ({rep.rel(record)} does not exist)")
+        return False
+    outputs = (read_json(record) or {}).get("outputs") or {}
+    for name in PROBE_OUTPUTS_READ:
+        expected = (outputs.get(name) or {}).get("checksum")
+        path = os.path.join(r.probe_dir, name)
+        if expected and os.path.exists(path) and file_checksum(path) != expected:
+            rep.lack(f"force probes of {r.tag}", f"{rep.rel(path)} does not match the checksum in {rep.rel(record)} "
+                     "(changed after the probe run)")
+            return False
+    return True
 
 
 def section_probe(rep, config, reps):

@@ -80,6 +80,16 @@ PY
     check_report "$start" --require training_curves.png --require trajectory_error.png \
       --require force_scatter_softmax.png --require force_scatter_lssar.png
     grep -q "Recovered force laws against Newton" "$tmp/out.txt" || fail "the script did not print the table of recovered laws"
+    # An sr.json edited after the probe run is not shown as the recovered law: the report checks it against
+    # the checksum of the stage's completion record and says which file fails.
+    echo " " >>"$run/probe/softmax/sr.json"
+    "$python" "$root/experiments/report.py" --run "$run" >/dev/null || fail "report after the edit"
+    "$python" - "$run/report/report.json" <<'PY' || fail "the report did not name the edited sr.json"
+import json, sys
+missing = json.load(open(sys.argv[1]))["missing"]
+assert any("probe/softmax/sr.json does not match the checksum" in m["why"] for m in missing), missing
+assert not any("lssar" in m["what"] for m in missing), missing
+PY
     ;;
   interrupt)
     # Long enough a training (checkpoints every 5 steps) that the interruption lands in its middle.
