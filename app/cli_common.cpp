@@ -1,6 +1,7 @@
 #include "cli_common.hpp"
 
 #include <charconv>
+#include <cstdio>
 #include <limits>
 #include <memory>
 
@@ -17,7 +18,16 @@ ConfigOptions& add_config_options(CLI::App* sub) {
   sub->add_option("--config,-c", options.config_path, "JSON config file");
   sub->add_option("--set", options.overrides,
                   "override a config key: --set key=value (dotted keys for sections)");
+  sub->add_flag(
+      "--show-config", options.show,
+      "print the resolved config (every key with the value it would use, defaults included) and exit");
   return options;
+}
+
+bool ConfigOptions::shown(const Json& resolved) const {
+  if (!show) return false;
+  std::printf("%s\n", resolved.dump(2).c_str());
+  return true;
 }
 
 Json library_versions() {

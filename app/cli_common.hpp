@@ -11,10 +11,15 @@ namespace orbitlaw::cli {
 struct ConfigOptions {
   std::string config_path;             // --config FILE (JSON)
   std::vector<std::string> overrides;  // --set key=value, repeatable
+  bool show = false;                   // --show-config
   Json load() const { return load_config(config_path, overrides); }
+  // With --show-config: prints `resolved` (every key the subcommand reads, with the value it would use,
+  // defaults included) and returns true, and the subcommand stops before touching any file.
+  bool shown(const Json& resolved) const;
 };
 
-// Adds --config and --set to a subcommand; the returned object is filled when the command line is parsed.
+// Adds --config, --set and --show-config to a subcommand; the returned object is filled when the command line
+// is parsed.
 ConfigOptions& add_config_options(CLI::App* sub);
 
 // A check that an integer option's text is a whole number within [lo, hi] (CLI11 alone would saturate a

@@ -93,6 +93,7 @@ void print_behaviour(const Json& b) {
 void run_eval(const ConfigOptions& options, const EvalFlags& flags) {
   ConfigReader reader(options.load(), "eval config");
   const auto config = model::EvalConfig::from_config(reader);
+  if (options.shown(reader.resolved())) return;
   if (flags.checkpoint.empty() || flags.data.empty() || flags.out.empty())
     throw Error("eval needs --checkpoint FILE, --data FILE and --out FILE.json");
   auto dir = std::filesystem::path(flags.out).parent_path();

@@ -16,20 +16,21 @@ void add_probe_command(CLI::App& app) {
   sub->add_option("--checkpoint", paths.checkpoint, "trained model checkpoint (omit for the oracles only)");
   sub->add_option("--data", paths.data,
                   "trajectory dataset: two-body for the force-magnitude task (orbitlaw simulate --preset "
-                  "two-body), any N-body one such as --preset solar-system for --set task=vector")
-      ->required();
-  sub->add_option("--out", paths.out, "output folder: predictions.h5, sr.json, probe.json, provenance")
-      ->required();
+                  "two-body), any N-body one such as --preset solar-system for --set task=vector");
+  sub->add_option("--out", paths.out, "output folder: predictions.h5, sr.json, probe.json, provenance");
   sub->add_flag("--oracle-only", paths.oracle_only, "run only the KNN and Newton oracles (no model probes)");
   sub->add_flag("--resume", paths.resume,
                 "reuse what an interrupted run into --out finished (model probes, law searches), when its "
                 "config, checkpoint and data are the same");
   sub->footer(
-      "Config keys (--config FILE / --set key=value): seed, threads, device, time_limit_seconds, label, task "
-      "(magnitude | vector), "
-      "probes, "
-      "split.*, vector.*, finetune.*, linear.*, knn.*, sr.* (see probe/include/orbitlaw/probe/run.hpp).");
+      "Config keys (--config FILE / --set key=value): every key with the value it would use, defaults "
+      "included, "
+      "is printed by --show-config (with --checkpoint for the model probes' keys); see probe/README.md.");
   sub->callback([&options] {
+    if (options.shown(
+            probe::resolve_probe_config(options.load(), !paths.checkpoint.empty() && !paths.oracle_only)))
+      return;
+    if (paths.data.empty() || paths.out.empty()) throw Error("probe needs --data FILE and --out DIR");
     OutputGuard guard("probe");
     for (const auto* input : {&options.config_path, &paths.checkpoint, &paths.data}) guard.input(*input);
     guard.output_folder(paths.out,

@@ -67,6 +67,7 @@ void run_simulate(const ConfigOptions& options, const SimulateFlags& flags) {
   apply_overrides(config, options.overrides);
   Json resolved;
   auto sim_config = simulator::simulation_config_from_json(config, &resolved);
+  if (options.shown(resolved)) return;
   if (flags.out.empty()) throw Error("simulate needs --out FILE.h5");
   OutputGuard guard("simulate");
   guard.input(options.config_path);

@@ -26,6 +26,7 @@ void run_train(const ConfigOptions& options, const TrainFlags& flags) {
   Json config = options.load();
   if (flags.max_minutes) config["train"]["max_minutes"] = *flags.max_minutes;
   model::resolve_train_config(config, flags.preset, request);
+  if (options.shown(request.resolved_config)) return;
   if (flags.data.empty())
     throw Error("train needs --data FILE (an HDF5 trajectory dataset or a pre-tokenized file)");
   OutputGuard guard("train");

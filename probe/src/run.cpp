@@ -383,6 +383,10 @@ ProbeRunSummary run_vector(const ProbeRunConfig& c, const Budget& budget, const 
 
 }  // namespace
 
+Json resolve_probe_config(const Json& config, bool use_model) {
+  return ProbeRunConfig::from_config(config, use_model).resolved;
+}
+
 ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const Json& library_versions,
                           bool show_progress) {
   const Log log(show_progress);

@@ -2,8 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "cli_runner.hpp"
+#include "orbitlaw/common/config.hpp"
 
 using orbitlaw::test::run_orbitlaw;
 
@@ -12,6 +15,39 @@ TEST(Cli, HelpListsEverySubcommand) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* name : {"simulate", "inspect", "train", "eval", "probe", "sr", "compare", "report"}) {
     EXPECT_NE(r.output.find(name), std::string::npos) << name << " missing from:\n" << r.output;
+  }
+}
+
+// --show-config prints every key a subcommand reads with the value it would use (the --set overrides applied,
+// defaults filled in) as JSON, and runs nothing; bad keys are refused as in a run.
+TEST(Cli, ShowConfigPrintsTheResolvedKeysAndRunsNothing) {
+  const struct {
+    const char* command;
+    const char* set;
+    std::vector<std::string> path;  // where the overridden value shows
+    orbitlaw::Json value;
+    std::vector<std::string> default_key;  // a key given nowhere but resolved anyway
+  } cases[] = {
+      {"simulate", "--set systems=7", {"systems"}, 7, {"integrator"}},
+      {"train", "--set train.lr=0.002", {"train", "lr"}, 0.002, {"model", "n_layer"}},
+      {"eval", "--set sequences=5", {"sequences"}, 5, {"rollout_steps"}},
+      {"probe", "--set sr.galaxies=3", {"sr", "galaxies"}, 3, {"split", "test_fraction"}},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_orbitlaw(std::string(c.command) + " --show-config " + c.set);
+    ASSERT_EQ(r.exit_code, 0) << c.command << ": " << r.output;
+    const auto resolved = orbitlaw::Json::parse(r.output);
+    const orbitlaw::Json* node = &resolved;
+    for (const auto& key : c.path) node = &node->at(key);
+    EXPECT_EQ(*node, c.value) << c.command << ": " << r.output;
+    node = &resolved;
+    for (const auto& key : c.default_key) {
+      ASSERT_TRUE(node->contains(key)) << c.command << " lacks " << key << ": " << r.output;
+      node = &node->at(key);
+    }
+    const auto bad = run_orbitlaw(std::string(c.command) + " --show-config --set no_such_key=1");
+    EXPECT_EQ(bad.exit_code, 1) << c.command << ": " << bad.output;
+    EXPECT_NE(bad.output.find("no_such_key"), std::string::npos) << bad.output;
   }
 }
 
