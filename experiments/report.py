@@ -148,6 +148,20 @@ def read_json(path):
         raise ReportError(f"cannot read '{path}': {e.strerror}") from None
 
 
+LOSS_KEYS = ("loss", "train_loss", "val_loss")
+
+
+def checked_losses(record, where):
+    """`record` (a metrics line, an eval.json) with its losses checked: a loss that is not a number (or null)
+    would be printed as if it were one."""
+    if isinstance(record, dict):
+        for key in LOSS_KEYS:
+            value = record.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ReportError(f"{where}: '{key}' is not a number ({json.dumps(value)})")
+    return record
+
+
 def read_jsonl(path):
     rows = []
     try:
@@ -155,7 +169,7 @@ def read_jsonl(path):
             for number, line in enumerate(f, 1):
                 line = line.strip()
                 if line:
-                    rows.append(json.loads(line))
+                    rows.append(checked_losses(json.loads(line), f"'{path}' line {number}"))
     except json.JSONDecodeError as e:
         raise ReportError(f"'{path}' line {number} is not valid JSON ({e.msg})") from None
     except OSError as e:
@@ -485,7 +499,7 @@ def section_eval(rep, config, reps):
     for r in reps:
         path = os.path.join(r.model_dir, "eval.json")
         if os.path.exists(path):
-            evals[r.name] = read_json(path)
+            evals[r.name] = checked_losses(read_json(path), f"'{path}'")
         else:
             rep.lack(f"evaluation of {r.tag}", f"{rep.rel(path)} does not exist")
     if not evals:

@@ -40,6 +40,8 @@ usage: bash experiments/{name}.sh [--smoke] [--out DIR] [--set key=value]... [--
   --models A,B,...  run only these of the config's models (comma-separated names); default: all of them
   --fresh           delete an existing run folder of this experiment first instead of resuming it
   --stage-timeout S stop any single stage after S seconds (marked as cut; training keeps its checkpoint)
+  --jobs N          run up to N stages of one family (the models' and seeds' trainings, evaluations, probes)
+                    side by side, each with its share of the cores (OMP_NUM_THREADS); default 1
 
 Environment: ORBITLAW_BIN (use this orbitlaw binary instead of building build/), ORBITLAW_BUILD_DIR,
 ORBITLAW_PYTHON (default .venv/bin/python).
@@ -62,6 +64,7 @@ class Options:
     models: Optional[list] = None  # --models: the config's models to keep; None keeps all
     fresh: bool = False
     stage_timeout: Optional[str] = None  # as given; checked to be whole seconds
+    jobs: int = 1  # --jobs: stages of one family run side by side
 
 
 def option_value(args, i, flag, needs):
@@ -97,6 +100,11 @@ def parse_options(name, args):
             options.models = [n for n in names.split(",") if n]
             if not options.models or len(set(options.models)) != len(options.models):
                 raise DriverError(f"--models needs distinct comma-separated model names, not '{names}'")
+        elif arg == "--jobs" or arg.startswith("--jobs="):
+            jobs, taken = option_value(args, i, "--jobs", "a number")
+            if not re.fullmatch(r"[1-9][0-9]{0,2}", jobs):
+                raise DriverError(f"--jobs needs a whole number from 1 to 999, not '{jobs}'")
+            options.jobs = int(jobs)
         elif arg == "--fresh":
             options.fresh = True
         elif arg == "--stage-timeout":
@@ -200,6 +208,9 @@ def run_experiment(name, args, start, state):
         raise DriverError(f"no config for experiment '{name}' at {source}")
     run = run_folder_path(name, options)
     config = resolve(source, options.smoke, options.overrides, options.models)
+    if options.jobs > 1 and (config.get("budget") or {}).get("total_s"):
+        raise DriverError("--jobs applies to runs without a time budget: a budget shares its time between stages "
+                          "that run one after another")
     orbitlaw = ensure_orbitlaw()
     try:
         state["lock"] = runfolder.prepare(run, config, options.fresh, f"bash experiments/{name}.sh {' '.join(args)}",
@@ -213,10 +224,9 @@ def run_experiment(name, args, start, state):
     if isinstance(context.limits, budget.SharedBudget):
         write_json(os.path.join(run, "budget.json"), context.limits.plan)
         note(context.limits.summary())
-    runner = StageRunner(ROOT, run, context.limits)
+    runner = StageRunner(ROOT, run, context.limits, options.jobs)
     state["runner"] = runner
-    for stage in table:
-        runner.run(stage)
+    runner.run_all(table)
     print_summary(name, run)
     # Budget mode goes on past a failed stage so that the report arrives, but the run still did not succeed.
     failed = sorted(os.path.basename(p) for p in glob.glob(os.path.join(run, "stages", "*.failed")))

@@ -52,11 +52,23 @@ def note(message):
     print(f"[{datetime.datetime.now(datetime.timezone.utc).strftime('%H:%M:%S')}] {message}", flush=True)
 
 
+class Running:
+    """A stage whose command runs now: its process, log, start time and time limit."""
+
+    def __init__(self, stage, command, process, log, start, limit):
+        self.stage, self.command, self.process = stage, command, process
+        self.log, self.start, self.limit = log, start, limit
+
+
 class StageRunner:
-    def __init__(self, root, run, limits):
-        self.root, self.run_dir, self.limits = root, run, limits
-        self.current = None  # the name of the stage running now, for the interruption message
-        self.process = None
+    def __init__(self, root, run, limits, jobs=1):
+        self.root, self.run_dir, self.limits, self.jobs = root, run, limits, jobs
+        self.running = []  # the stages whose commands run now, for stopping them and the interruption message
+
+    @property
+    def current(self):
+        """The names of the stages running now (for the interruption message), or None."""
+        return ", ".join(r.stage.name for r in self.running) or None
 
     def shown(self, path):
         """A path as messages show it: relative to the repository when inside it."""
@@ -66,65 +78,129 @@ class StageRunner:
         return os.path.join(self.run_dir, "stages", f"{name}.{kind}")
 
     def run(self, stage):
+        self.run_all([stage])
+
+    def run_all(self, table):
+        """Every stage of `table`, in order, at most `jobs` at a time. Stages of one family in a row (the
+        trainings, evaluations or probes of different models and seeds) depend on none of each other and run
+        side by side; a stage of the next family starts once all before it have ended."""
+        total = len(table)
+        done = [0]
+        durations = []
+        i = 0
+        while i < total:
+            j = i
+            while j < total and table[j].family == table[i].family:
+                j += 1
+            self.run_group(table[i:j], done, total, durations)
+            i = j
+
+    def run_group(self, group, done, total, durations):
+        waiting = list(group)
+        try:
+            while waiting or self.running:
+                while waiting and len(self.running) < self.jobs:
+                    stage = waiting.pop(0)
+                    started = self.start(stage)
+                    if started is None:
+                        done[0] += 1
+                    else:
+                        self.running.append(started)
+                for r in list(self.running):
+                    code = r.process.poll()
+                    cut = False
+                    if code is None:
+                        if r.limit is None or time.time() - r.start < r.limit:
+                            continue
+                        self.stop(r.process, self.limits.grace_s)
+                        code, cut = r.process.returncode, True
+                    self.running.remove(r)
+                    durations.append(time.time() - r.start)
+                    done[0] += 1
+                    self.finish(r, code, cut)
+                    if self.jobs > 1:
+                        self.progress(done[0], total, durations)
+                if self.running:
+                    time.sleep(0.05)
+        except BaseException:  # interrupted, or a stage that stops the run: no stage outlives the driver
+            for r in self.running:
+                self.stop(r.process, self.limits.grace_s)
+            raise
+
+    def progress(self, done, total, durations):
+        left = total - done
+        eta = ""
+        if left and durations:
+            seconds = int(sum(durations) / len(durations) * left / self.jobs)
+            eta = f", ETA {seconds // 60}:{seconds % 60:02d}"
+        note(f"sweep  {done} of {total} stages done, {len(self.running)} running{eta}")
+
+    def start(self, stage):
+        """Starts the stage's command; None when its marker says it is done."""
         if os.path.exists(self.marker(stage.name, "done")):
             note(f"skip   {stage.name} (done)")
-            return
+            return None
         limit = self.limits.limit(stage.family) or None
         command = stage.command(limit)
         log = os.path.join(self.run_dir, "logs", f"{stage.name}.log")
-        start = int(time.time())
+        start = time.time()
         note(f"start  {stage.name} (log: {self.shown(log)})")
         with open(log, "a") as f:
             f.write(f"# {utc()} stage {stage.name}\n# command: {shlex.join(command)}\n")
-        self.current = stage.name
-        code, cut = self.execute(command, log, limit)
-        self.current = None
-        end = int(time.time())
-        if cut:
-            return self.record_cut(stage, log, limit, end - start)
-        missing = [p for p in stage.outputs if not os.path.exists(p)] if code == 0 else []
-        if code != 0 or missing:
-            return self.record_failure(stage, log, code, missing, end - start)
-        for kind in ("failed", "cut"):
-            if os.path.exists(self.marker(stage.name, kind)):
-                os.remove(self.marker(stage.name, kind))
-        write_json(self.marker(stage.name, "done"), {"stage": stage.name, "started_utc": utc(start),
-                                                      "finished_utc": utc(end), "seconds": end - start,
-                                                      "command": command})
-        note(f"done   {stage.name} in {end - start} s")
+        process = self.spawn(command, log)
+        if process is None:
+            return self.finish(Running(stage, command, None, log, start, limit), 127, False)
+        return Running(stage, command, process, log, start, limit)
 
-    def execute(self, command, log, limit):
-        """(exit status as a shell reports it, whether the limit cut it)."""
+    def spawn(self, command, log):
+        """The stage's process in its own process group, its output in `log`; None when it cannot start. With
+        several jobs each stage gets its share of the cores (OMP_NUM_THREADS, unless the user set it)."""
+        env = None
+        if self.jobs > 1 and "OMP_NUM_THREADS" not in os.environ:
+            env = dict(os.environ, OMP_NUM_THREADS=str(max(1, len(os.sched_getaffinity(0)) // self.jobs)))
         with open(log, "ab") as out:
             signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
             try:
-                self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out,
-                                                stderr=subprocess.STDOUT, start_new_session=True,
-                                                preexec_fn=stage_child_setup(os.getpid()))
+                process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                           start_new_session=True, preexec_fn=stage_child_setup(os.getpid()),
+                                           env=env)
             except OSError as e:  # what a shell reports as 126/127: the command could not be started
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
                 out.write(f"cannot start {command[0]}: {e.strerror}\n".encode())
-                return 127, False
+                return None
             try:
                 # An interrupt that came while the stage was starting is raised here, where it stops the stage.
                 signal.pthread_sigmask(signal.SIG_UNBLOCK, INTERRUPTS)
-                self.process.wait(timeout=limit)
-                cut = False
-            except subprocess.TimeoutExpired:
-                self.stop(self.limits.grace_s)
-                cut = True
-            except BaseException:  # the driver is interrupted: the stage must not outlive it
-                self.stop(self.limits.grace_s)
+            except BaseException:
+                self.stop(process, self.limits.grace_s)
                 raise
-            code = self.process.returncode
-            self.process = None
+            return process
+
+    def finish(self, r, code, cut):
+        """Records how a stage ended (marker, note); raises StageError where that stops the run."""
+        stage, log, limit = r.stage, r.log, r.limit
         # A stage killed by SIGKILL under a limit was stopped for time (by the limit, or by the system).
         cut = cut or (limit is not None and code == -signal.SIGKILL)
-        return (128 - code if code < 0 else code), cut
+        code = 128 - code if code < 0 else code  # as a shell reports it
+        end = time.time()
+        seconds = int(end) - int(r.start)
+        if cut:
+            return self.record_cut(stage, log, limit, seconds)
+        missing = [p for p in stage.outputs if not os.path.exists(p)] if code == 0 else []
+        if code != 0 or missing:
+            return self.record_failure(stage, log, code, missing, seconds)
+        for kind in ("failed", "cut"):
+            if os.path.exists(self.marker(stage.name, kind)):
+                os.remove(self.marker(stage.name, kind))
+        write_json(self.marker(stage.name, "done"), {"stage": stage.name, "started_utc": utc(int(r.start)),
+                                                      "finished_utc": utc(int(end)), "seconds": seconds,
+                                                      "command": r.command})
+        note(f"done   {stage.name} in {seconds} s")
+        return None
 
-    def stop(self, grace_s):
-        """SIGTERM to the running stage's process group; SIGKILL when it has not ended after grace_s."""
-        process = self.process
+    @staticmethod
+    def stop(process, grace_s):
+        """SIGTERM to a running stage's process group; SIGKILL when it has not ended after grace_s."""
         if process is None or process.poll() is not None:
             return
         for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, None)):

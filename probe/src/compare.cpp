@@ -247,6 +247,7 @@ Json compare_runs(const std::vector<std::string>& run_dirs, const CompareOptions
   }
   Json rows = Json::array();
   ProbeTarget target = ProbeTarget::kForce;
+  std::map<std::string, std::string> folder_of_label;  // two runs under one label would share table rows
   for (std::size_t k = 0; k < run_dirs.size(); ++k) {
     const auto& dir = run_dirs[k];
     if (!std::filesystem::is_directory(dir)) throw Error("compare: run folder " + dir + " does not exist");
@@ -260,6 +261,9 @@ Json compare_runs(const std::vector<std::string>& run_dirs, const CompareOptions
       throw Error("compare: " + run_dirs[0] + " probes the " + to_string(target) + " but " + dir + " the " +
                   to_string(predictions.target) + "; compare runs of one target at a time");
     const std::string model = options.labels.empty() ? predictions.model : options.labels[k];
+    if (const auto [it, fresh] = folder_of_label.emplace(model, dir); !fresh)
+      throw Error("compare: " + it->second + " and " + dir + " are both labelled '" + model +
+                  "'; give each its own label (--set 'labels=[...]', one per folder)");
     const auto searches = searches_of(read_sr_json(dir));
     for (const auto& probe : predictions.probe_names()) {
       const Json base = probe_row(model, dir, predictions, probe, options.confidence);

@@ -6,8 +6,8 @@ the layout and keys that docs/experiments.md specifies (the ones experiments/rep
 random numbers drawn fresh on every call, so a report that quotes them must have been made from this run.
 Training advances FAKE_STEPS steps of FAKE_STEP_SECONDS each, rewrites checkpoint.pt after every step and
 honours --resume.
-Every invocation is appended to $FAKE_ORBITLAW_CALLS (one line: the arguments) so tests can check which
-stages ran. FAKE_FAIL=<subcommand> makes that subcommand fail like a real stage would; FAKE_VECTORS=1 adds force
+Every invocation is appended to $FAKE_ORBITLAW_CALLS (one line: the arguments, and with FAKE_RECORD_THREADS=1
+the OMP_NUM_THREADS it was given) so tests can check which stages ran. FAKE_FAIL=<subcommand> makes that subcommand fail like a real stage would; FAKE_VECTORS=1 adds force
 vectors to the predictions (the solar-system figure). Like the real binary, training records the seed its config
 resolves to (--config, then --set seed=) in train.provenance.json, and compare names each row after the probe's
 label, so tests can check which seed trained which folder.
@@ -160,8 +160,9 @@ def main():
         return 0
     calls = os.environ.get("FAKE_ORBITLAW_CALLS")
     if calls:
+        threads = os.environ.get("OMP_NUM_THREADS") if os.environ.get("FAKE_RECORD_THREADS") else None
         with open(calls, "a") as f:
-            f.write(" ".join(args) + "\n")
+            f.write(" ".join(args) + (f"  # OMP_NUM_THREADS={threads}" if threads else "") + "\n")
     command = args[0] if args else ""
     if os.environ.get("FAKE_FAIL") == command:
         print(f"orbitlaw: error: fake failure of '{command}'", file=sys.stderr)

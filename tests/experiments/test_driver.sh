@@ -4,7 +4,7 @@
 # the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
 # The experiment they drive is vafa-slice: every stage kind (probe and compare included) and two models.
 #
-# usage: test_driver.sh full|resume|errors|budget|seeds|orphans|outputs PYTHON
+# usage: test_driver.sh full|resume|errors|budget|seeds|orphans|outputs|jobs PYTHON
 set -euo pipefail
 scenario="$1"
 python="$2"
@@ -150,6 +150,50 @@ PY
       fail "plots not listed as missing without matplotlib"
     ! compgen -G "$run/report/*.png" >/dev/null || fail "PNG files left from an earlier report"
     grep -q "| softmax | " "$run/report/report.md" || fail "tables missing from the report without matplotlib"
+    # A loss that is not a number is refused in one line naming the file and the key, never printed as a loss.
+    sed -i '$ s/"train_loss": [^,}]*/"train_loss": "low"/' "$run/models/softmax/metrics.jsonl"
+    out="$("$python" "$root/experiments/report.py" --run "$run" 2>&1)" && fail "a non-numeric loss was reported"
+    [ "$(wc -l <<<"$out")" = 1 ] && grep -q "metrics.jsonl' line [0-9]*: 'train_loss' is not a number (\"low\")" <<<"$out" ||
+      fail "unclear message for a non-numeric loss: $out"
+    ;;
+
+  jobs)
+    # --jobs 2: the two models' trainings (and evaluations, probes) run side by side, each stage on its share
+    # of the cores; the run's outputs equal a one-job run's; an interrupted sweep resumes.
+    unset OMP_NUM_THREADS
+    export FAKE_RECORD_THREADS=1
+    FAKE_STEPS=6 FAKE_STEP_SECONDS=0.4 experiment --jobs 2 >"$tmp/out.txt" 2>&1 || { cat "$tmp/out.txt"; fail "--jobs 2 failed"; }
+    "$python" - "$run/stages" <<'PY' || fail "the trainings did not run side by side"
+import json, sys
+a = json.load(open(sys.argv[1] + "/train-softmax.done"))
+b = json.load(open(sys.argv[1] + "/train-lssar.done"))
+assert b["started_utc"] < a["finished_utc"] and a["started_utc"] < b["finished_utc"], (a, b)
+PY
+    share=$(($(nproc) / 2)); [ "$share" -ge 1 ] || share=1
+    [ "$(grep -c "^train .*# OMP_NUM_THREADS=$share$" "$tmp/calls")" = 2 ] || fail "stages not given their share of the cores: $(cat "$tmp/calls")"
+    grep -q "sweep  [0-9]* of [0-9]* stages done, [0-9] running" "$tmp/out.txt" || fail "no progress for the whole sweep"
+    # Every stage a one-job run has, and nothing else (the real binary's results: test_pipeline.sh jobs).
+    FAKE_STEPS=6 bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/one" >/dev/null 2>&1 || fail "one-job run failed"
+    [ "$(ls "$run/stages")" = "$(ls "$tmp/one/stages")" ] || fail "--jobs 2 ran other stages: $(ls "$run/stages")"
+    # Killed during the side-by-side trainings, the rerun resumes both.
+    rm -rf "$run"
+    FAKE_STEPS=20 FAKE_STEP_SECONDS=0.2 setsid bash "$root/experiments/vafa-slice.sh" --smoke --out "$run" --jobs 2 \
+      >"$tmp/first.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do
+      [ -f "$run/models/softmax/checkpoint.pt" ] && [ -f "$run/models/lssar/checkpoint.pt" ] && break
+      sleep 0.1
+    done
+    kill -TERM -- "-$pid"
+    wait "$pid" && fail "the interrupted sweep exited 0"
+    grep -q "interrupted during stage 'train-softmax, train-lssar'" "$tmp/first.txt" || { cat "$tmp/first.txt"; fail "no interruption message naming both stages"; }
+    FAKE_STEPS=20 experiment --jobs 2 >"$tmp/second.txt" 2>&1 || { cat "$tmp/second.txt"; fail "rerun failed"; }
+    grep -q "resume train-softmax" "$tmp/second.txt" && grep -q "resume train-lssar" "$tmp/second.txt" ||
+      fail "the rerun did not resume both trainings: $(cat "$tmp/second.txt")"
+    out="$(experiment --jobs 0 2>&1)" && fail "--jobs 0 accepted"
+    grep -q "jobs needs a whole number" <<<"$out" || fail "--jobs 0: $out"
+    out="$(bash "$root/experiments/gpu-study.sh" --smoke --out "$tmp/gpu" --jobs 2 2>&1)" && fail "--jobs with a budget accepted"
+    grep -q "applies to runs without a time budget" <<<"$out" && [ ! -e "$tmp/gpu" ] || fail "--jobs with a budget: $out"
     ;;
 
   budget)

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end tests of the experiment scripts on the real orbitlaw binary, at --smoke size.
 #
-# usage: test_pipeline.sh quickstart|interrupt|vafa-slice|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
+# usage: test_pipeline.sh quickstart|interrupt|jobs|vafa-slice|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
 #
 #   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run; every
 #               model's eval measured the behaviour, and the script ends by printing the verdict tables
 #   interrupt   quickstart --smoke killed after the first checkpoint of training, then rerun: completed
 #               stages are not redone, training resumes, and the report is complete
+#   jobs        quickstart --smoke --jobs 2 (stages of one family side by side, one thread each) gives the
+#               numbers of a one-job run
 #   vafa-slice  vafa-slice --smoke: the token head's pipeline with force probes, law searches and compare
 #   paper       paper --smoke (every step of the published-scale experiment, tiny)
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
@@ -73,6 +75,28 @@ for name, b in evals.items():
 assert "1 seed per model: an anecdote, not a verdict" in out
 # The answer comes last, then where the report is.
 assert out.rstrip().splitlines()[-2].startswith("report: "), out[-400:]
+PY
+    ;;
+  jobs)
+    export OMP_NUM_THREADS=1  # the same arithmetic in both runs: results must then be bit for bit the same
+    experiment quickstart --jobs 2
+    grep -q "sweep  " "$tmp/out.txt" || fail "no sweep progress with --jobs 2"
+    mv "$run" "$tmp/two"
+    experiment quickstart
+    "$python" - "$tmp/two" "$run" <<'PY' || fail "--jobs 2 changed the results"
+import glob, json, os, sys
+two, one = sys.argv[1:]
+def numbers(run):
+    out = {}
+    for path in sorted(glob.glob(os.path.join(run, "models", "*", "eval.json"))):
+        b = json.load(open(path))["behaviour"]
+        out[os.path.relpath(path, run)] = (b["one_step_error_au"], b["implied_acceleration"], b["transplant"]["slope"])
+    for path in sorted(glob.glob(os.path.join(run, "models", "*", "metrics.jsonl"))):
+        rows = [json.loads(l) for l in open(path) if l.strip()]
+        out[os.path.relpath(path, run)] = [(r["step"], r.get("train_loss"), r.get("val_loss")) for r in rows]
+    return out
+a, b = numbers(two), numbers(one)
+assert len(a) == 6 and a == b, [k for k in a if a.get(k) != b.get(k)]
 PY
     ;;
   vafa-slice)

@@ -83,6 +83,12 @@ TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
   EXPECT_EQ(json["rows"].size(), 20u);  // (6 + 4 probes) x 2 protocols
   EXPECT_NE(md.find("| srbench | strict | exponents |"), std::string::npos) << md;
   EXPECT_TRUE(json.contains("provenance"));
+  // Two runs under one label would share the accuracy table's rows, one silently dropped: refused.
+  const auto twice =
+      run_orbitlaw("compare " + out.string() + " " + out.string() + " --out " + (compare / "twice").string());
+  EXPECT_EQ(twice.exit_code, 1) << twice.output;
+  EXPECT_EQ(twice.lines(), 1) << twice.output;
+  EXPECT_NE(twice.output.find("are both labelled 'tiny-softmax'"), std::string::npos) << twice.output;
 }
 
 TEST(ProbeCli, BadInputGivesOneLineErrors) {
