@@ -185,20 +185,30 @@ TEST(KillResume, TrainResumedFromItsCheckpointEndsWhereTheUninterruptedRunEnds) 
   EXPECT_GE(killed, 1);
 }
 
-TEST(KillResume, ProbeResumedGivesTheUninterruptedResultsAndCompareRefusesTheKilledFolder) {
-  const std::string data = path_of("probe_data.h5");
-  ASSERT_EQ(
-      run_orbitlaw("simulate --preset two-body --systems 60 --seed 11 -j 2 -q --set sequence_rows=61 --out " +
-                   data)
-          .exit_code,
-      0);
-  const std::string checkpoint = path_of("probe_model");
+namespace {
+
+// Probe inputs: 60 two-body systems of 30 steps from `seed`, and (with `checkpoint`) a tiny model trained on
+// them for 2 steps into that folder.
+void two_body_probe_inputs(const std::string& data, std::uint64_t seed, const std::string& checkpoint = "") {
+  ASSERT_EQ(run_orbitlaw("simulate --preset two-body --systems 60 -j 2 -q --set sequence_rows=61 --seed " +
+                         std::to_string(seed) + " --out " + data)
+                .exit_code,
+            0);
+  if (checkpoint.empty()) return;
   ASSERT_EQ(
       run_orbitlaw("train --preset tiny --set model.n_layer=1 --set model.n_embd=32 --set model.block_size=40"
                    " --set train.max_steps=2 --set train.threads=1 --set train.device=cpu --data " +
                    data + " --out " + checkpoint)
           .exit_code,
       0);
+}
+
+}  // namespace
+
+TEST(KillResume, ProbeResumedGivesTheUninterruptedResultsAndCompareRefusesTheKilledFolder) {
+  const std::string data = path_of("probe_data.h5");
+  const std::string checkpoint = path_of("probe_model");
+  two_body_probe_inputs(data, 11, checkpoint);
   const std::string args =
       "probe --checkpoint " + checkpoint + "/checkpoint.pt --data " + data +
       " --set threads=1 --set device=cpu --set finetune.steps=60 --set finetune.batch_size=4"
@@ -246,17 +256,9 @@ TEST(KillResume, ProbeResumedGivesTheUninterruptedResultsAndCompareRefusesTheKil
 // (the resume fingerprint holds the data's checksum, not its name and size).
 TEST(KillResume, ProbeResumeRefusesDataRewrittenAtTheSameSize) {
   const std::string data = path_of("stale_data.h5"), other = path_of("stale_other.h5");
-  const std::string simulate =
-      "simulate --preset two-body --systems 60 -j 2 -q --set sequence_rows=61 --seed ";
-  ASSERT_EQ(run_orbitlaw(simulate + "11 --out " + data).exit_code, 0);
-  ASSERT_EQ(run_orbitlaw(simulate + "12 --out " + other).exit_code, 0);
   const std::string checkpoint = path_of("stale_model");
-  ASSERT_EQ(
-      run_orbitlaw("train --preset tiny --set model.n_layer=1 --set model.n_embd=32 --set model.block_size=40"
-                   " --set train.max_steps=2 --set train.threads=1 --set train.device=cpu --data " +
-                   data + " --out " + checkpoint)
-          .exit_code,
-      0);
+  two_body_probe_inputs(data, 11, checkpoint);
+  two_body_probe_inputs(other, 12);
   // A law search long enough that the kill lands in it, after the predictions were written.
   const std::string out = path_of("stale_probe");
   const std::string args = "probe --checkpoint " + checkpoint + "/checkpoint.pt --data " + data +
