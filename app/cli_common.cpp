@@ -21,6 +21,12 @@ ConfigOptions& add_config_options(CLI::App* sub) {
   sub->add_flag(
       "--show-config", options.show,
       "print the resolved config (every key with the value it would use, defaults included) and exit");
+  const std::string name = sub->get_name();
+  if (name == "simulate" || name == "train" || name == "eval" || name == "probe" || name == "sr" ||
+      name == "compare")
+    sub->footer(
+        "Every config key (--config, --set) with its type, default and description: orbitlaw config keys " +
+        name);
   return options;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 
 namespace orbitlaw::cli {
 
@@ -40,5 +41,10 @@ void add_probe_command(CLI::App& app);
 void add_sr_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_config_command(CLI::App& app);
+
+// The config keys of the subcommands whose configs the app itself reads (orbitlaw config keys).
+std::vector<KeyDoc> sr_config_keys();
+std::vector<KeyDoc> compare_config_keys();
 
 }  // namespace orbitlaw::cli

@@ -6,12 +6,28 @@
 
 #include "cli_common.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/probe/compare.hpp"
 
 namespace orbitlaw::cli {
+
+namespace {
+
+const ConfigSchema<probe::CompareOptions>& compare_schema() {
+  using C = probe::CompareOptions;
+  static const auto schema =
+      ConfigSchema<C>()
+          .key("confidence", &C::confidence, "of the exponent intervals", Range::open(0, 1))
+          .key("labels", &C::labels, "a label per run folder; empty: each run's model name");
+  return schema;
+}
+
+}  // namespace
+
+std::vector<KeyDoc> compare_config_keys() { return compare_schema().keys(probe::CompareOptions{}); }
 
 void add_compare_command(CLI::App& app) {
   auto* sub =
@@ -23,13 +39,7 @@ void add_compare_command(CLI::App& app) {
   sub->add_option("--out", out, "output folder or file prefix")->required();
   sub->callback([&options] {
     ConfigReader reader(options.load(), "compare config");
-    probe::CompareOptions compare;
-    compare.confidence = reader.get("confidence", compare.confidence);
-    compare.labels = reader.get("labels", compare.labels);
-    reader.finish();
-    if (!(compare.confidence > 0 && compare.confidence < 1)) {
-      throw Error("compare config: 'confidence' must lie in (0, 1)");
-    }
+    const probe::CompareOptions compare = compare_schema().read(reader, probe::CompareOptions{});
     const bool is_dir = std::filesystem::is_directory(out) || (!out.empty() && out.back() == '/');
     std::filesystem::path prefix =
         is_dir ? std::filesystem::path(out) / "compare" : std::filesystem::path(out);

@@ -22,10 +22,6 @@ void add_probe_command(CLI::App& app) {
   sub->add_flag("--resume", paths.resume,
                 "reuse what an interrupted run into --out finished (model probes, law searches), when its "
                 "config, checkpoint and data are the same");
-  sub->footer(
-      "Config keys (--config FILE / --set key=value): every key with the value it would use, defaults "
-      "included, "
-      "is printed by --show-config (with --checkpoint for the model probes' keys); see probe/README.md.");
   sub->callback([&options] {
     if (options.shown(
             probe::resolve_probe_config(options.load(), !paths.checkpoint.empty() && !paths.oracle_only)))

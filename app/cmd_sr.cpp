@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/output_guard.hpp"
 #include "orbitlaw/common/provenance.hpp"
@@ -62,7 +63,7 @@ void print_front(const sr::Result& result) {
 // What one `orbitlaw sr` run was asked, from its config (the flags merged in).
 struct SrRequest {
   std::string data, y_name, weights_name, out, target;
-  Json x_value;  // as given, for the summary line
+  Json x_value = "";  // as given, for the summary line
   std::vector<std::string> x_names;
   sr::Options options;
   sr::EquivalenceRule rule;
@@ -93,36 +94,49 @@ Json merged_config(CLI::App* sub, ConfigOptions& options, const SrFlags& flags) 
   return config;
 }
 
+const ConfigSchema<SrRequest>& sr_request_schema() {
+  using R = SrRequest;
+  static const auto schema =
+      ConfigSchema<R>()
+          .key("data", &R::data, "CSV with a header row, or HDF5 with 1-D datasets named by the columns")
+          .custom(
+              "x", &R::x_value, [](const Json& value, const std::string&) { return value; },
+              [](const Json& value) { return value; }, "list of strings", "or \"a,b,c\"", "input columns")
+          .key("y", &R::y_name, "target column")
+          .key("weights", &R::weights_name, "column of row weights; empty: none")
+          .key("out", &R::out, "output prefix: PREFIX.front.json and PREFIX.front.csv; empty: print only")
+          .key("target", &R::target, "a law to compare the best expression with, e.g. \"x0*x1/x2^2\"")
+          .key(
+              "zero_below", [](auto& r) -> auto& { return r.rule.zero_below; },
+              "target comparison: constants below this count as zero", Range::at_least(0))
+          .key(
+              "significant_digits", [](auto& r) -> auto& { return r.rule.significant_digits; },
+              "target comparison: constants rounded to this many digits (17: as they are)",
+              Range::between(1, 17))
+          .key(
+              "seed", [](auto& r) -> auto& { return r.options.seed; }, "searches, restarts and held-out rows")
+          .include(&R::options, sr::options_schema());
+  return schema;
+}
+
+}  // namespace
+
+std::vector<KeyDoc> sr_config_keys() { return sr_request_schema().keys(SrRequest{}); }
+
+namespace {
+
 // Reads and checks everything before any data is read: a bad setting or a malformed --target must fail now,
 // not after the whole search has run.
 SrRequest read_request(const Json& config) {
   ConfigReader reader(config, "sr config");
-  SrRequest r;
-  r.data = reader.get<std::string>("data", "");
-  r.x_value = reader.get<Json>("x", Json(""));
-  r.y_name = reader.get<std::string>("y", "");
-  r.weights_name = reader.get<std::string>("weights", "");
-  r.out = reader.get<std::string>("out", "");
-  r.target = reader.get<std::string>("target", "");
-  r.rule.zero_below = reader.get<double>("zero_below", r.rule.zero_below);
-  r.rule.significant_digits = reader.get<int>("significant_digits", r.rule.significant_digits);
-  r.options.seed = reader.get<std::uint64_t>("seed", r.options.seed);
-  sr::read_options(reader, r.options);
-  reader.finish();
+  SrRequest r = sr_request_schema().read(reader, SrRequest{});
   r.resolved = reader.resolved();
   r.options.progress = true;
   if (r.data.empty()) throw Error("sr needs a data file (--data FILE)");
-  r.x_names = sr::name_list(r.x_value, "x");
+  r.x_names = sr::name_list(r.x_value, "sr config: x");
   if (r.x_names.empty()) throw Error("sr needs input columns (--x a,b,c)");
   if (r.y_name.empty()) throw Error("sr needs a target column (--y NAME)");
   sr::validate(r.options);
-  if (!(r.rule.zero_below >= 0) || !std::isfinite(r.rule.zero_below))
-    throw Error("sr: zero_below must be finite and not negative (got " + format_number(r.rule.zero_below) +
-                ")");
-  // 17 significant digits keep every double as it is: the rule without its rounding.
-  if (r.rule.significant_digits < 1 || r.rule.significant_digits > 17)
-    throw Error("sr: significant_digits must be between 1 and 17 (got " +
-                std::to_string(r.rule.significant_digits) + ")");
   return r;
 }
 

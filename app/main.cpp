@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "cli_common.hpp"
 #include "orbitlaw/common/build_info.hpp"
@@ -27,6 +28,23 @@ int main(int argc, char** argv) {
   orbitlaw::cli::add_sr_command(app);
   orbitlaw::cli::add_compare_command(app);
   orbitlaw::cli::add_report_command(app);
+  orbitlaw::cli::add_config_command(app);
+
+  // `orbitlaw config show SUB ARGS...` is `orbitlaw SUB --show-config ARGS...`: one resolution path.
+  std::vector<char*> args(argv, argv + argc);
+  static char show_flag[] = "--show-config";
+  if (argc >= 3 && std::string(argv[1]) == "config" && std::string(argv[2]) == "show") {
+    const std::string sub = argc >= 4 ? argv[3] : "";
+    if (sub != "simulate" && sub != "train" && sub != "eval" && sub != "probe") {
+      std::fprintf(stderr,
+                   "orbitlaw: error: config show needs a subcommand: simulate, train, eval or probe\n");
+      return 2;
+    }
+    args = {argv[0], argv[3], show_flag};
+    args.insert(args.end(), argv + 4, argv + argc);
+    argc = static_cast<int>(args.size());
+    argv = args.data();
+  }
 
   if (argc >= 2 && argv[1][0] != '-') {
     std::string name = argv[1];

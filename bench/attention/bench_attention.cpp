@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "orbitlaw/fused_attention.hpp"
-#include "orbitlaw/unfused_attention_reference.hpp"
+#include "orbitlaw/model/fused_attention.hpp"
+#include "orbitlaw/model/unfused_attention_reference.hpp"
 
 #if defined(ORBITLAW_BENCH_CUDA)
 #include <c10/cuda/CUDACachingAllocator.h>

@@ -82,7 +82,7 @@ Json load_config(const std::string& path, const std::vector<std::string>& overri
 }
 
 ConfigReader::ConfigReader(Json config, std::string context)
-    : config_(std::move(config)), context_(std::move(context)) {
+    : config_(std::move(config)), context_(std::move(context)), root_(context_) {
   if (!config_.is_object()) throw Error(context_ + " must be a JSON object");
 }
 
@@ -90,7 +90,10 @@ ConfigReader ConfigReader::section(const std::string& key) {
   used_.insert(key);
   Json sub = config_.contains(key) ? config_.at(key) : Json::object();
   if (!sub.is_object()) throw Error(context_ + ": key '" + key + "' must be an object");
-  return ConfigReader(sub, context_ + "." + key);
+  ConfigReader reader(sub, context_ + "." + key);
+  reader.root_ = root_;
+  reader.path_ = path_.empty() ? key : path_ + "." + key;
+  return reader;
 }
 
 void ConfigReader::finish() const {

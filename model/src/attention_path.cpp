@@ -9,8 +9,9 @@
 #include <sstream>
 
 #include "orbitlaw/model/attention.hpp"
+#include "orbitlaw/model/attention_kinds.hpp"
 #ifdef ORBITLAW_WITH_FUSED_ATTENTION
-#include "orbitlaw/fused_attention.hpp"
+#include "orbitlaw/model/fused_attention.hpp"
 #endif
 
 namespace orbitlaw::model {
@@ -49,10 +50,10 @@ bool fused_kernel_available(const torch::Device& device) {
 AttentionPath choose_attention_path(const ModelConfig& model, const torch::Device& device,
                                     bool kernel_available, const ParityCheck& check) {
   const AttentionSpec& spec = model.attention;
-  if (spec.kind != AttentionKind::kLssa && spec.kind != AttentionKind::kLssar)
-    return {false, "no fused kernel for this attention kind"};
-  if (!spec.allow_fused) return {false, "model.attention.allow_fused is off"};
-  if (spec.offset_rows != 3) return {false, "the fused kernel needs offset_rows = 3"};
+  const AttentionKindInfo& kind = attention_kind_info(spec.kind);
+  if (!kind.fused) return {false, "no fused kernel for this attention kind"};
+  if (!spec.allow_fused) return {false, "model.allow_fused is off"};
+  if (const std::string refused = kind.fused_refuses(spec); !refused.empty()) return {false, refused};
   if (!kernel_available) return {false, "no fused kernel on this device"};
   std::ostringstream reason;
   double difference = std::numeric_limits<double>::infinity();

@@ -1,32 +1,15 @@
 #include "orbitlaw/model/config.hpp"
 
 #include <cmath>
+#include <utility>
+
+#include "orbitlaw/model/attention_kinds.hpp"
 
 namespace orbitlaw::model {
 
-namespace {
-struct KindName {
-  AttentionKind kind;
-  const char* name;
-};
-constexpr KindName kKindNames[] = {{AttentionKind::kSoftmax, "softmax"},
-                                   {AttentionKind::kLssa, "lssa"},
-                                   {AttentionKind::kLssar, "lssar"},
-                                   {AttentionKind::kSsmax, "ssmax"},
-                                   {AttentionKind::kWindow, "window"}};
-}  // namespace
+std::string to_string(AttentionKind kind) { return std::string(kind.name()); }
 
-std::string to_string(AttentionKind kind) {
-  for (const auto& k : kKindNames)
-    if (k.kind == kind) return k.name;
-  return "unknown";
-}
-
-AttentionKind parse_attention_kind(const std::string& name) {
-  for (const auto& k : kKindNames)
-    if (name == k.name) return k.kind;
-  throw Error("unknown attention kind '" + name + "' (known: softmax, lssa, lssar, ssmax, window)");
-}
+AttentionKind parse_attention_kind(const std::string& name) { return AttentionKind::parse(name); }
 
 std::string to_string(Head head) { return head == Head::kRegression ? "regression" : "tokens"; }
 
@@ -41,94 +24,78 @@ std::string to_string(Target target) {
   }
 }
 
+const ConfigSchema<ModelConfig>& ModelConfig::schema() {
+  static const auto schema =
+      ConfigSchema<ModelConfig>()
+          .key("n_layer", &ModelConfig::n_layer, "transformer blocks", Range::at_least(1))
+          .key("n_head", &ModelConfig::n_head, "attention heads per block", Range::at_least(1))
+          .key("n_embd", &ModelConfig::n_embd, "width of the residual stream, a multiple of n_head",
+               Range::at_least(1))
+          .key("vocab", &ModelConfig::vocab, "tokens per channel; follows tokenizer.bins (bins + 3)",
+               Range::at_least(2))
+          .key("block_size", &ModelConfig::block_size,
+               "context in positions; learned position embeddings cap the input to it", Range::at_least(1))
+          .named(
+              "attention", [](auto& c) -> auto& { return c.attention.kind; },
+              [](const std::string& name) { return AttentionKind::parse(name); },
+              [](AttentionKind kind) { return to_string(kind); },
+              [] {
+                std::vector<std::string> names;
+                for (const auto& info : attention_kinds()) names.emplace_back(info.name);
+                return names;
+              },
+              "attention kind (orbitlaw config kinds describes each)")
+          .key(
+              "p", [](auto& c) -> auto& { return c.attention.p; }, "lssar: the power of the re-weighting",
+              Range::at_least(1))
+          .key(
+              "offset_rows", [](auto& c) -> auto& { return c.attention.offset_rows; },
+              "lssar: O_i = 0 on the first offset_rows rows, 1 after", Range::at_least(0))
+          .key(
+              "window", [](auto& c) -> auto& { return c.attention.window; },
+              "window: the keys each row sees, itself included", Range::at_least(1))
+          .key(
+              "ssmax_init", [](auto& c) -> auto& { return c.attention.ssmax_init; },
+              "ssmax: initial value of the learned per-head scale", Range::greater_than(0))
+          .key(
+              "allow_fused", [](auto& c) -> auto& { return c.attention.allow_fused; },
+              "use the kind's fused CUDA kernel, where it has one and it passes its parity check")
+          .choice("positional", &ModelConfig::positional,
+                  std::vector<std::pair<Positional, std::string>>{{Positional::kLearned, "learned"},
+                                                                  {Positional::kRope, "rope"}},
+                  "position encoding: learned embeddings or rotary (RoPE)")
+          .key("rope_theta", &ModelConfig::rope_theta, "rope: the frequency base", Range::greater_than(0))
+          .key("dropout", &ModelConfig::dropout, "dropout probability", Range::from_below(0, 1))
+          .key("bias", &ModelConfig::bias, "bias terms in the linear layers")
+          .choice("head", &ModelConfig::head,
+                  std::vector<std::pair<Head, std::string>>{{Head::kTokens, "tokens"},
+                                                            {Head::kRegression, "regression"}},
+                  "tokens: a softmax over coordinate bins; regression: the coordinates under a squared error")
+          .choice("target", &ModelConfig::target,
+                  std::vector<std::pair<Target, std::string>>{{Target::kPosition, "position"},
+                                                              {Target::kStep, "step"},
+                                                              {Target::kStepChange, "step_change"}},
+                  "regression: the next position, the step from x_t, or the step's change")
+          .key("coordinate_scale", &ModelConfig::coordinate_scale,
+               "regression: AU per model coordinate (0: the tokenizer's range)", Range::at_least(0));
+  return schema;
+}
+
 void ModelConfig::validate() const {
+  schema().check(*this, "model.");
   auto fail = [](const std::string& what) { throw Error("model config: " + what); };
-  if (n_layer < 1) fail("n_layer must be at least 1");
-  if (n_head < 1) fail("n_head must be at least 1");
-  if (n_embd < 1 || n_embd % n_head != 0)
+  if (n_embd % n_head != 0)
     fail("n_embd (" + std::to_string(n_embd) + ") must be a positive multiple of n_head (" +
          std::to_string(n_head) + ")");
   if (positional == Positional::kRope && head_dim() % 2 != 0) fail("RoPE needs an even head dimension");
-  if (vocab < 2) fail("vocab must be at least 2");
-  if (block_size < 1) fail("block_size must be at least 1");
-  if (attention.p < 1) fail("p must be at least 1 (got " + std::to_string(attention.p) + ")");
-  if (attention.offset_rows < 0) fail("offset_rows must be non-negative");
-  if (attention.window < 1) fail("window must be at least 1");
-  if (!(attention.ssmax_init > 0)) fail("ssmax_init must be positive");
-  if (!(rope_theta > 0)) fail("rope_theta must be positive");
-  if (dropout < 0 || dropout >= 1) fail("dropout must be in [0, 1)");
   if (target != Target::kPosition && head != Head::kRegression)
     fail("target '" + to_string(target) + "' needs head = regression");
-  if (!(coordinate_scale >= 0) || !std::isfinite(coordinate_scale))
-    fail("coordinate_scale must be finite and non-negative (0: the tokenizer's range)");
 }
 
-Json ModelConfig::to_json() const {
-  return Json{{"n_layer", n_layer},
-              {"n_head", n_head},
-              {"n_embd", n_embd},
-              {"vocab", vocab},
-              {"block_size", block_size},
-              {"attention", to_string(attention.kind)},
-              {"p", attention.p},
-              {"offset_rows", attention.offset_rows},
-              {"window", attention.window},
-              {"ssmax_init", attention.ssmax_init},
-              {"allow_fused", attention.allow_fused},
-              {"positional", positional == Positional::kRope ? "rope" : "learned"},
-              {"rope_theta", rope_theta},
-              {"dropout", dropout},
-              {"bias", bias},
-              {"head", to_string(head)},
-              {"target", to_string(target)},
-              {"coordinate_scale", coordinate_scale}};
-}
+Json ModelConfig::to_json() const { return schema().to_json(*this); }
 
 ModelConfig ModelConfig::from_config(ConfigReader& s, const ModelConfig& d) {
-  ModelConfig c;
-  c.n_layer = s.get<int>("n_layer", d.n_layer);
-  c.n_head = s.get<int>("n_head", d.n_head);
-  c.n_embd = s.get<int>("n_embd", d.n_embd);
-  c.vocab = s.get<int>("vocab", d.vocab);
-  c.block_size = s.get<int>("block_size", d.block_size);
-  c.attention.kind = parse_attention_kind(s.get<std::string>("attention", to_string(d.attention.kind)));
-  c.attention.p = s.get<double>("p", d.attention.p);
-  c.attention.offset_rows = s.get<int>("offset_rows", d.attention.offset_rows);
-  c.attention.window = s.get<int>("window", d.attention.window);
-  c.attention.ssmax_init = s.get<double>("ssmax_init", d.attention.ssmax_init);
-  c.attention.allow_fused = s.get<bool>("allow_fused", d.attention.allow_fused);
-  const std::string pos =
-      s.get<std::string>("positional", d.positional == Positional::kRope ? "rope" : "learned");
-  if (pos == "rope") {
-    c.positional = Positional::kRope;
-  } else if (pos == "learned") {
-    c.positional = Positional::kLearned;
-  } else {
-    throw Error("model config: positional must be 'learned' or 'rope' (got '" + pos + "')");
-  }
-  c.rope_theta = s.get<double>("rope_theta", d.rope_theta);
-  c.dropout = s.get<double>("dropout", d.dropout);
-  c.bias = s.get<bool>("bias", d.bias);
-  const std::string head = s.get<std::string>("head", to_string(d.head));
-  if (head == "regression") {
-    c.head = Head::kRegression;
-  } else if (head == "tokens") {
-    c.head = Head::kTokens;
-  } else {
-    throw Error("model config: head must be 'tokens' or 'regression' (got '" + head + "')");
-  }
-  const std::string target = s.get<std::string>("target", to_string(d.target));
-  if (target == "position") {
-    c.target = Target::kPosition;
-  } else if (target == "step") {
-    c.target = Target::kStep;
-  } else if (target == "step_change") {
-    c.target = Target::kStepChange;
-  } else {
-    throw Error("model config: target must be 'position', 'step' or 'step_change' (got '" + target + "')");
-  }
-  c.coordinate_scale = s.get<double>("coordinate_scale", d.coordinate_scale);
-  s.finish();
+  ModelConfig c = schema().read(s, d);
   c.validate();
   return c;
 }

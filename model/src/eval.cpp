@@ -13,39 +13,83 @@
 
 namespace orbitlaw::model {
 
+namespace {
+
+// A list whose every element lies in `range` (the schema checks single numbers).
+template <class T>
+auto list_in(Range range, const char* what) {
+  return [range, what](const Json& value, const std::string& where) {
+    std::vector<T> out;
+    bool ok = value.is_array();
+    if (ok) {
+      for (const auto& v : value) {
+        ok = ok && v.is_number() && range.contains(v.get<double>()) &&
+             (!std::is_integral_v<T> || v.get<double>() == std::trunc(v.get<double>()));
+        if (ok) out.push_back(v.get<T>());
+      }
+    }
+    if (!ok)
+      throw Error(where + " must be a list of " + what + " " + range.text() + " (got " + value.dump() + ")");
+    return out;
+  };
+}
+
+template <class T>
+Json as_json(const std::vector<T>& values) {
+  return Json(values);
+}
+
+}  // namespace
+
+const ConfigSchema<EvalConfig>& EvalConfig::schema() {
+  using E = EvalConfig;
+  static const auto schema =
+      ConfigSchema<E>()
+          .key("sequences", &E::sequences, "systems of the dataset evaluated (the first ones)",
+               Range::at_least(1))
+          .key("batch_size", &E::batch_size, "sequences per forward pass", Range::at_least(1))
+          .custom("rollout_steps", &E::rollout_steps, list_in<int>(Range::at_least(1), "whole numbers"),
+                  as_json<int>, "list of integers", "each at least 1", "steps of the autoregressive rollouts")
+          .custom("length_factors", &E::length_factors, list_in<int>(Range::at_least(1), "whole numbers"),
+                  as_json<int>, "list of integers", "each at least 1",
+                  "length extrapolation: multiples of the training context")
+          .key("max_length_factor", &E::max_length_factor, "length factors above this are skipped",
+               Range::at_least(1))
+          .key("length_sequences", &E::length_sequences, "systems per extrapolation length",
+               Range::at_least(1))
+          .key("attention_sequences", &E::attention_sequences, "systems for the attention diagnostics",
+               Range::at_least(0))
+          .key("threads", &E::threads, "CPU threads; 0: OMP_NUM_THREADS, else every core",
+               Range::between(0, kMaxThreads))
+          .key("device", &E::device, "auto (CUDA if available), cpu, cuda or cuda:N")
+          .key("behaviour", &E::behaviour, "run the behavioural test where the model and data allow it")
+          .custom("transplant_lambdas", &E::transplant_lambdas,
+                  list_in<double>(Range::between(0, 4), "numbers"), as_json<double>, "list of numbers",
+                  "at least two, each in [0, 4]",
+                  "behaviour: the curvature transplant's multiples of the law")
+          .key("transplant_history", &E::transplant_history, "behaviour: positions per transplanted history",
+               Range::at_least(3))
+          .key("transplant_rows", &E::transplant_rows, "behaviour: rows transplanted", Range::at_least(1))
+          .key("bootstrap", &E::bootstrap, "behaviour: resamples of systems for the power-law intervals",
+               Range::at_least(0))
+          .custom(
+              "law_search", &E::law_search,
+              [](const Json& value, const std::string& where) {
+                if (!value.is_null() && !value.is_object())
+                  throw Error(where + " must be an object of law-search settings or null (got " +
+                              value.dump() + ")");
+                return value;
+              },
+              [](const Json& value) { return value; }, "object or null", "",
+              "behaviour: the law search on a_impl ({\"protocol\": \"published\" or \"extended\", and the "
+              "probe's sr.* keys}); null: not run");
+  return schema;
+}
+
 EvalConfig EvalConfig::from_config(ConfigReader& r) {
-  EvalConfig c;
-  c.sequences = r.get<int>("sequences", c.sequences);
-  c.batch_size = r.get<int>("batch_size", c.batch_size);
-  c.rollout_steps = r.get<std::vector<int>>("rollout_steps", c.rollout_steps);
-  c.length_factors = r.get<std::vector<int>>("length_factors", c.length_factors);
-  c.max_length_factor = r.get<int>("max_length_factor", c.max_length_factor);
-  c.length_sequences = r.get<int>("length_sequences", c.length_sequences);
-  c.attention_sequences = r.get<int>("attention_sequences", c.attention_sequences);
-  c.threads = r.get<int>("threads", c.threads);
-  c.device = r.get<std::string>("device", c.device);
-  c.behaviour = r.get<bool>("behaviour", c.behaviour);
-  c.transplant_lambdas = r.get<std::vector<double>>("transplant_lambdas", c.transplant_lambdas);
-  c.transplant_history = r.get<int>("transplant_history", c.transplant_history);
-  c.transplant_rows = r.get<int>("transplant_rows", c.transplant_rows);
-  c.bootstrap = r.get<int>("bootstrap", c.bootstrap);
-  c.law_search = r.get<Json>("law_search", c.law_search);
-  r.finish();
+  EvalConfig c = schema().read(r, EvalConfig{});
   if (c.transplant_lambdas.size() < 2)
-    throw Error("eval config: transplant_lambdas needs at least two values");
-  for (double l : c.transplant_lambdas)
-    if (!(l >= 0 && l <= 4)) throw Error("eval config: transplant_lambdas must lie in [0, 4]");
-  if (c.transplant_history < 3) throw Error("eval config: transplant_history must be >= 3");
-  if (!c.law_search.is_null() && !c.law_search.is_object())
-    throw Error("eval config: law_search must be an object of law-search settings (or null)");
-  if (c.transplant_rows < 1 || c.bootstrap < 0)
-    throw Error("eval config: transplant_rows must be >= 1 and bootstrap >= 0");
-  if (c.sequences < 1 || c.batch_size < 1) throw Error("eval config: sequences and batch_size must be >= 1");
-  require_thread_count("eval config: threads (0: all cores)", c.threads, 0);
-  for (int k : c.rollout_steps)
-    if (k < 1) throw Error("eval config: rollout_steps must be >= 1");
-  for (int f : c.length_factors)
-    if (f < 1) throw Error("eval config: length_factors must be >= 1");
+    throw Error(r.name_of("transplant_lambdas") + " needs at least two values");
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "orbitlaw/model/attention.hpp"
+#include "orbitlaw/model/attention_kinds.hpp"
 
 namespace orbitlaw::model {
 
@@ -29,7 +30,7 @@ nn::LayerNorm layer_norm(int width) {
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const ModelConfig& config) : config_(config) {
   c_attn_ = register_module("c_attn", linear(config.n_embd, 3 * config.n_embd, config.bias));
   c_proj_ = register_module("c_proj", linear(config.n_embd, config.n_embd, config.bias));
-  if (config.attention.kind == AttentionKind::kSsmax) {
+  if (attention_kind_info(config.attention.kind).learned_scale) {
     ssmax_scale_ =
         register_parameter("ssmax_scale", torch::full({config.n_head}, config.attention.ssmax_init));
   }

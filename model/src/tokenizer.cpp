@@ -30,44 +30,36 @@ std::int64_t TokenizerConfig::cadence_token(double cadence_years) const {
               std::to_string(week_cadence) + " yr, " + std::to_string(half_year_cadence) + " yr)");
 }
 
-void TokenizerConfig::validate() const {
-  if (bins < 2) throw Error("tokenizer.bins must be at least 2 (got " + std::to_string(bins) + ")");
-  if (vocab() > 65535)
-    throw Error("tokenizer.bins " + std::to_string(bins) +
-                " too large: tokens must fit uint16 (bins <= 65532)");
-  if (!(hi > lo)) throw Error("tokenizer.hi must exceed tokenizer.lo");
-  if (rows < 2) throw Error("tokenizer.rows must be at least 2 (got " + std::to_string(rows) + ")");
-  if (!(week_cadence > 0) || !(half_year_cadence > 0)) throw Error("tokenizer cadences must be positive");
+const ConfigSchema<TokenizerConfig>& TokenizerConfig::schema() {
+  static const auto schema =
+      ConfigSchema<TokenizerConfig>()
+          .key("bins", &TokenizerConfig::bins, "coordinate bins per channel (tokens fit uint16)",
+               Range::between(2, 65532))
+          .key("lo", &TokenizerConfig::lo, "AU, lower edge of bin 0")
+          .key("hi", &TokenizerConfig::hi, "AU, upper edge of the last bin (above lo)")
+          .key("rows", &TokenizerConfig::rows,
+               "sequence length in rows, cadence row included (follows model.block_size + 1 unless set)",
+               Range::at_least(2))
+          .key("week_cadence", &TokenizerConfig::week_cadence, "years; the cadence written as token bins + 0",
+               Range::greater_than(0))
+          .key("half_year_cadence", &TokenizerConfig::half_year_cadence,
+               "years; the cadence written as token bins + 1", Range::greater_than(0))
+          .choice("frame", &TokenizerConfig::frame,
+                  std::vector<std::pair<Frame, std::string>>{{Frame::kBarycentric, "barycentric"},
+                                                             {Frame::kHeliocentric, "heliocentric"}},
+                  "coordinates as simulated, or relative to the star (which is then not shown)");
+  return schema;
 }
 
-Json TokenizerConfig::to_json() const {
-  return Json{{"bins", bins},
-              {"lo", lo},
-              {"hi", hi},
-              {"rows", rows},
-              {"week_cadence", week_cadence},
-              {"half_year_cadence", half_year_cadence},
-              {"frame", frame == Frame::kHeliocentric ? "heliocentric" : "barycentric"}};
+void TokenizerConfig::validate() const {
+  schema().check(*this, "tokenizer.");
+  if (!(hi > lo)) throw Error("tokenizer.hi must exceed tokenizer.lo");
 }
+
+Json TokenizerConfig::to_json() const { return schema().to_json(*this); }
 
 TokenizerConfig TokenizerConfig::from_config(ConfigReader& section, const TokenizerConfig& d) {
-  TokenizerConfig c;
-  c.bins = section.get<int>("bins", d.bins);
-  c.lo = section.get<double>("lo", d.lo);
-  c.hi = section.get<double>("hi", d.hi);
-  c.rows = section.get<int>("rows", d.rows);
-  c.week_cadence = section.get<double>("week_cadence", d.week_cadence);
-  c.half_year_cadence = section.get<double>("half_year_cadence", d.half_year_cadence);
-  const std::string frame =
-      section.get<std::string>("frame", d.frame == Frame::kHeliocentric ? "heliocentric" : "barycentric");
-  if (frame == "heliocentric") {
-    c.frame = Frame::kHeliocentric;
-  } else if (frame == "barycentric") {
-    c.frame = Frame::kBarycentric;
-  } else {
-    throw Error("tokenizer.frame must be 'barycentric' or 'heliocentric' (got '" + frame + "')");
-  }
-  section.finish();
+  TokenizerConfig c = schema().read(section, d);
   c.validate();
   return c;
 }

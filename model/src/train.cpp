@@ -20,11 +20,11 @@
 #include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/common/random.hpp"
-#include "orbitlaw/data_parallel.hpp"
 #include "orbitlaw/model.hpp"
 #include "orbitlaw/model/attention_path.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 #include "orbitlaw/model/data.hpp"
+#include "orbitlaw/model/data_parallel.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/model/gpt.hpp"
 #include "orbitlaw/simulator.hpp"
@@ -34,49 +34,60 @@ namespace orbitlaw::model {
 
 namespace fs = std::filesystem;
 
-TrainConfig TrainConfig::from_config(ConfigReader& s, const TrainDefaults& d) {
+const ConfigSchema<TrainConfig>& TrainConfig::schema() {
+  using T = TrainConfig;
+  static const auto schema =
+      ConfigSchema<T>()
+          .key("batch_size", &T::batch_size, "sequences per micro-batch (per rank when data parallel)",
+               Range::at_least(1))
+          .key("grad_accum", &T::grad_accum, "micro-batches per optimizer step", Range::at_least(1))
+          .key("lr", &T::lr, "peak learning rate", Range::greater_than(0))
+          .key("min_lr", &T::min_lr, "floor of the cosine decay, at most lr", Range::at_least(0))
+          .key("warmup_steps", &T::warmup_steps, "steps of linear warm-up", Range::at_least(0))
+          .key("max_steps", &T::max_steps, "optimizer steps", Range::at_least(1))
+          .key("weight_decay", &T::weight_decay, "AdamW weight decay on matrices and embedding tables")
+          .key("beta1", &T::beta1, "AdamW beta1")
+          .key("beta2", &T::beta2, "AdamW beta2")
+          .key("grad_clip", &T::grad_clip, "global gradient-norm clip; 0 disables")
+          .key("eval_interval", &T::eval_interval, "steps between validations (and at the end)",
+               Range::at_least(1))
+          .key("eval_batches", &T::eval_batches, "validation batches per evaluation", Range::at_least(1))
+          .key("checkpoint_interval", &T::checkpoint_interval, "steps between checkpoints (and at the end)",
+               Range::at_least(1))
+          .key("log_interval", &T::log_interval, "steps between metrics.jsonl lines", Range::at_least(1))
+          .key("val_fraction", &T::val_fraction, "held-out share of --data when no --val is given",
+               Range::open(0, 1))
+          .key("seed", &T::seed, "initialisation, batch order and noise (the top-level seed when absent)")
+          .key("threads", &T::threads, "LibTorch CPU threads; 0: OMP_NUM_THREADS, else every core",
+               Range::between(0, kMaxThreads))
+          .key("device", &T::device, "auto (CUDA if available), cpu, cuda or cuda:N")
+          .key("bf16", &T::bf16, "bf16 autocast on CUDA")
+          .key("prefetch", &T::prefetch, "batches prepared ahead on a background thread", Range::at_least(0))
+          .key("max_minutes", &T::max_minutes,
+               "wall-clock budget in minutes; 0: none (stops with a checkpoint)", Range::at_least(0))
+          .key("max_seconds", &T::max_seconds, "the same in seconds; the smaller budget applies",
+               Range::at_least(0))
+          .key("context_noise", &T::context_noise,
+               "regression: s.d. (AU) of Gaussian noise on every training input coordinate",
+               Range::at_least(0));
+  return schema;
+}
+
+TrainConfig TrainConfig::with_preset(const TrainDefaults& d) {
   TrainConfig c;
-  c.batch_size = s.get<int>("batch_size", d.batch_size);
-  c.grad_accum = s.get<int>("grad_accum", d.grad_accum);
-  c.lr = s.get<double>("lr", d.lr);
-  c.min_lr = s.get<double>("min_lr", d.min_lr);
-  c.warmup_steps = s.get<int>("warmup_steps", d.warmup_steps);
-  c.max_steps = s.get<int>("max_steps", d.max_steps);
-  c.weight_decay = s.get<double>("weight_decay", c.weight_decay);
-  c.beta1 = s.get<double>("beta1", c.beta1);
-  c.beta2 = s.get<double>("beta2", c.beta2);
-  c.grad_clip = s.get<double>("grad_clip", c.grad_clip);
-  c.eval_interval = s.get<int>("eval_interval", c.eval_interval);
-  c.eval_batches = s.get<int>("eval_batches", c.eval_batches);
-  c.checkpoint_interval = s.get<int>("checkpoint_interval", c.checkpoint_interval);
-  c.log_interval = s.get<int>("log_interval", c.log_interval);
-  c.val_fraction = s.get<double>("val_fraction", c.val_fraction);
-  c.seed = s.get<std::uint64_t>("seed", c.seed);
-  c.threads = s.get<int>("threads", c.threads);
-  c.device = s.get<std::string>("device", c.device);
-  c.bf16 = s.get<bool>("bf16", c.bf16);
-  c.prefetch = s.get<int>("prefetch", c.prefetch);
-  c.max_minutes = s.get<double>("max_minutes", c.max_minutes);
-  c.max_seconds = s.get<double>("max_seconds", c.max_seconds);
-  c.context_noise = s.get<double>("context_noise", c.context_noise);
-  s.finish();
-  auto fail = [](const std::string& what) { throw Error("train config: " + what); };
-  if (c.batch_size < 1 || c.grad_accum < 1) fail("batch_size and grad_accum must be at least 1");
-  if (c.max_steps < 1) fail("max_steps must be at least 1");
-  if (c.warmup_steps < 0) fail("warmup_steps must be non-negative");
-  if (!(c.lr > 0) || !(c.min_lr >= 0) || c.min_lr > c.lr || !std::isfinite(c.lr))
-    fail("need 0 <= min_lr <= lr and lr > 0, all finite");
-  for (double v : {c.weight_decay, c.beta1, c.beta2, c.grad_clip})
-    if (!std::isfinite(v)) fail("weight_decay, beta1, beta2 and grad_clip must be finite");
-  if (c.eval_interval < 1 || c.checkpoint_interval < 1 || c.log_interval < 1) fail("intervals must be >= 1");
-  if (c.eval_batches < 1) fail("eval_batches must be at least 1");
-  if (!(c.val_fraction > 0 && c.val_fraction < 1)) fail("val_fraction must be in (0, 1)");
-  require_thread_count("train config: threads (0: all cores)", c.threads, 0);
-  if (!(c.max_minutes >= 0) || !(c.max_seconds >= 0) || !std::isfinite(c.max_minutes) ||
-      !std::isfinite(c.max_seconds))
-    fail("max_minutes and max_seconds must be finite and non-negative");
-  if (!(c.context_noise >= 0) || !std::isfinite(c.context_noise))
-    fail("context_noise must be finite and non-negative");
+  c.batch_size = d.batch_size;
+  c.grad_accum = d.grad_accum;
+  c.lr = d.lr;
+  c.min_lr = d.min_lr;
+  c.warmup_steps = d.warmup_steps;
+  c.max_steps = d.max_steps;
+  return c;
+}
+
+TrainConfig TrainConfig::from_config(ConfigReader& s, const TrainDefaults& d) {
+  TrainConfig c = schema().read(s, TrainConfig::with_preset(d));
+  if (c.min_lr > c.lr)
+    throw Error(s.name_of("min_lr") + " must be at most lr (" + std::to_string(c.lr) + ")");
   return c;
 }
 
@@ -92,6 +103,23 @@ double learning_rate(const TrainConfig& c, int step) {
   const double progress =
       static_cast<double>(step - c.warmup_steps) / std::max(1, c.max_steps - c.warmup_steps);
   return c.min_lr + 0.5 * (1 + std::cos(std::numbers::pi * progress)) * (c.lr - c.min_lr);
+}
+
+std::vector<KeyDoc> train_config_keys() {
+  const Preset p = preset("tiny");
+  std::vector<KeyDoc> docs = {
+      {"preset", "string", "\"tiny\"", "one of: " + schema_detail::join_choices(preset_names()),
+       "the preset whose values are the defaults below (here tiny's); --preset wins"},
+      {"seed", "integer", "1", "", "the run's seed, used where train.seed is not given"}};
+  auto append = [&docs](std::vector<KeyDoc> more) {
+    for (auto& d : more) docs.push_back(std::move(d));
+  };
+  append(TokenizerConfig::schema().keys(p.tokenizer, "tokenizer."));
+  ModelConfig model = p.model;
+  model.vocab = p.tokenizer.vocab();
+  append(ModelConfig::schema().keys(model, "model."));
+  append(TrainConfig::schema().keys(TrainConfig::with_preset(p.train), "train."));
+  return docs;
 }
 
 void resolve_train_config(const Json& config, const std::string& preset_name, TrainRequest& request) {
@@ -480,6 +508,23 @@ StepReport optimizer_step(Gpt& model, torch::optim::AdamW& optimizer, Prefetcher
   return report;
 }
 
+// A resumed run keeps the metrics of the steps its checkpoint holds; a fresh run starts the file anew.
+void start_metrics(const TrainRequest& request, const std::string& metrics_path, int step) {
+  if (request.resume) {
+    truncate_metrics(metrics_path, step);
+  } else {
+    fs::remove(metrics_path);
+  }
+}
+
+void show_progress(Progress& progress, int step, double loss, double val_loss) {
+  char note[128];
+  // Significant digits: a regression model's loss is ~1e-6, which %.3f would print as 0.000.
+  std::snprintf(note, sizeof note, "loss %.3g val %.3g", loss, val_loss);
+  progress.set_note(note);
+  progress.set(step);
+}
+
 }  // namespace
 
 TrainResult train(const TrainRequest& request) {
@@ -513,13 +558,7 @@ TrainResult train(const TrainRequest& request) {
   CheckpointContent content{model_config, request.tokenizer, Json::object(), Json::object()};
   const Json fingerprint = detail::resume_fingerprint(request);
   const StartPoint start = start_point(request, checkpoint_path, content, model, optimizer, fingerprint);
-  if (writer) {
-    if (request.resume) {
-      truncate_metrics(metrics_path, start.step);
-    } else {
-      fs::remove(metrics_path);
-    }
-  }
+  if (writer) start_metrics(request, metrics_path, start.step);
   int step = start.step;
   std::int64_t tokens = start.tokens;
   check_ranks_agree(dp, shared_settings(request.resolved_config, step, start.next_batch));
@@ -586,13 +625,7 @@ TrainResult train(const TrainRequest& request) {
       line["elapsed_s"] = start.elapsed_before + budget.elapsed();
       metrics << line.dump() << "\n" << std::flush;
     }
-    if (progress) {
-      char note[128];
-      // Significant digits: a regression model's loss is ~1e-6, which %.3f would print as 0.000.
-      std::snprintf(note, sizeof note, "loss %.3g val %.3g", step_loss, result.final_val_loss);
-      progress->set_note(note);
-      progress->set(step);
-    }
+    if (progress) show_progress(*progress, step, step_loss, result.final_val_loss);
     if (writer && (step % tc.checkpoint_interval == 0 || last)) save(out_of_time && step < tc.max_steps);
     if (out_of_time) {
       result.stopped_by_time_limit = step < tc.max_steps;

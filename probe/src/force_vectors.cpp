@@ -6,7 +6,6 @@
 
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/random.hpp"
-#include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/oracles.hpp"
 #include "row_tables.hpp"
 

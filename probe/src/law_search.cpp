@@ -38,27 +38,28 @@ LawSearchOptions extended_protocol() {
   return options;
 }
 
+const ConfigSchema<LawSearchOptions>& law_search_schema() {
+  using L = LawSearchOptions;
+  static const auto schema =
+      ConfigSchema<L>()
+          .key("galaxies", &L::galaxies, "searches, each on its own random draw of rows", Range::at_least(1))
+          .key("galaxy_rows", &L::galaxy_rows, "rows per galaxy (capped by the rows available)",
+               Range::at_least(1))
+          .key("nearest_rows", &L::nearest_rows,
+               "galaxies are drawn from this many rows nearest the training states", Range::at_least(1))
+          .key("observable_only", &L::observable_only,
+               "draw galaxies from rows whose visible track bends by a bin (the force is in the input)")
+          .key("confidence", &L::confidence, "of the exponent intervals (the exponents tier)",
+               Range::open(0, 1))
+          .key("bootstrap_resamples", &L::bootstrap_resamples,
+               "refits of each law's constants for their intervals; 0: none", Range::at_least(0))
+          .include(&L::search, sr::options_schema());
+  return schema;
+}
+
 LawSearchOptions law_search_options_from_config(ConfigReader& section, const LawSearchOptions& defaults) {
-  LawSearchOptions options = defaults;
-  auto positive = [&](const char* key, int value) {
-    if (value < 1)
-      throw Error(std::string("probe config: '") + key + "' must be >= 1, got " + std::to_string(value));
-    return value;
-  };
-  options.galaxies = positive("galaxies", section.get("galaxies", defaults.galaxies));
-  options.galaxy_rows = positive("galaxy_rows", section.get("galaxy_rows", defaults.galaxy_rows));
-  options.nearest_rows = positive("nearest_rows", section.get("nearest_rows", defaults.nearest_rows));
-  options.observable_only = section.get("observable_only", defaults.observable_only);
-  options.confidence = section.get("confidence", defaults.confidence);
-  if (!(options.confidence > 0 && options.confidence < 1))
-    throw Error("probe config: 'confidence' must lie in (0, 1)");
-  options.bootstrap_resamples = section.get("bootstrap_resamples", defaults.bootstrap_resamples);
-  if (options.bootstrap_resamples < 0)
-    throw Error("probe config: 'bootstrap_resamples' must be >= 0, got " +
-                std::to_string(options.bootstrap_resamples));
-  auto& s = options.search;
-  sr::read_options(section, s);
-  sr::validate(s);
+  LawSearchOptions options = law_search_schema().read_keys(section, defaults);
+  sr::validate(options.search);
   return options;
 }
 

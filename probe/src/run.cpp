@@ -16,6 +16,7 @@
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/common/stage_record.hpp"
+#include "orbitlaw/model/attention_kinds.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/probe.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
@@ -58,15 +59,7 @@ bool asks_for(const ProbeRunConfig& c, const std::string& probe) {
   return std::find(c.probes.begin(), c.probes.end(), probe) != c.probes.end();
 }
 
-std::string model_label(const model::ModelConfig& config) {
-  std::string label = model::to_string(config.attention.kind);
-  if (config.attention.kind == model::AttentionKind::kLssar) {
-    char p[32];
-    std::snprintf(p, sizeof p, " (p = %g)", config.attention.p);
-    label += p;
-  }
-  return label;
-}
+std::string model_label(const model::ModelConfig& config) { return model::attention_label(config.attention); }
 
 std::string format(const char* pattern, double value) {
   char buffer[128];
@@ -386,6 +379,8 @@ ProbeRunSummary run_vector(const ProbeRunConfig& c, const Budget& budget, const 
 Json resolve_probe_config(const Json& config, bool use_model) {
   return ProbeRunConfig::from_config(config, use_model).resolved;
 }
+
+std::vector<KeyDoc> probe_config_keys() { return ProbeRunConfig::keys(); }
 
 ProbeRunSummary run_probe(const Json& config, const ProbeRunPaths& paths, const Json& library_versions,
                           bool show_progress) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 
 #include "orbitlaw/common/error.hpp"
 
@@ -43,12 +45,6 @@ std::vector<std::string> default_model_probes() {
   return names;
 }
 
-double finite_non_negative(double value, const std::string& key) {
-  if (!(value >= 0) || !std::isfinite(value))
-    throw Error("probe config: '" + key + "' must be a finite number >= 0");
-  return value;
-}
-
 std::vector<std::string> read_probes(ConfigReader& reader, bool use_model, bool vector_task) {
   const std::vector<std::string> oracles =
       vector_task ? std::vector<std::string>{"knn", "newton"}
@@ -68,93 +64,126 @@ std::vector<std::string> read_probes(ConfigReader& reader, bool use_model, bool 
   return probes;
 }
 
-// Reads section `name` of `reader` with `read`, then records what it resolved to.
-template <typename Read>
-void read_section(ConfigReader& reader, const char* name, Read read) {
-  ConfigReader s = reader.section(name);
-  read(s);
-  s.finish();
-  reader.set_resolved(name, s.resolved());
+const std::vector<std::pair<TargetScaler::Kind, std::string>>& scalings() {
+  static const std::vector<std::pair<TargetScaler::Kind, std::string>> names = {
+      {TargetScaler::Kind::kLog, "log"}, {TargetScaler::Kind::kLinear, "linear"}};
+  return names;
 }
 
-void read_split(ConfigReader& s, ForceSplitConfig& split) {
-  split.systems = s.get("systems", split.systems);
-  split.test_fraction = s.get("test_fraction", split.test_fraction);
-  split.validation_fraction = s.get("validation_fraction", split.validation_fraction);
-  split.test_rows_per_system = s.get("test_rows_per_system", split.test_rows_per_system);
-  split.train_rows_per_system = s.get("train_rows_per_system", split.train_rows_per_system);
-  split.observed_rows = s.get("observed_rows", split.observed_rows);
+const ConfigSchema<ForceSplitConfig>& split_schema() {
+  using S = ForceSplitConfig;
+  static const auto schema =
+      ConfigSchema<S>()
+          .key("systems", &S::systems, "systems used from the dataset (the first ones); 0: all",
+               Range::at_least(0))
+          .key("test_fraction", &S::test_fraction, "share of the systems held out for the test",
+               Range::open(0, 1))
+          .key("validation_fraction", &S::validation_fraction,
+               "share of the other systems held out for selection", Range::from_below(0, 1))
+          .key("test_rows_per_system", &S::test_rows_per_system, "labelled rows per test system; 0: all",
+               Range::at_least(0))
+          .key("train_rows_per_system", &S::train_rows_per_system,
+               "labelled rows per training or validation system; 0: all", Range::at_least(0))
+          .key("observed_rows", &S::observed_rows, "system rows a model sees (tokenizer rows - 2)",
+               Range::at_least(1));
+  return schema;
 }
 
-void read_vector_split(ConfigReader& s, ForceVectorConfig& v) {
-  v.label_fraction = s.get("label_fraction", v.label_fraction);
-  v.validation_fraction = s.get("validation_fraction", v.validation_fraction);
-  v.test_rows_per_system = s.get("test_rows_per_system", v.test_rows_per_system);
+const ConfigSchema<ForceVectorConfig>& vector_schema() {
+  using V = ForceVectorConfig;
+  static const auto schema =
+      ConfigSchema<V>()
+          .key("label_fraction", &V::label_fraction, "task vector: labelled positions per training sequence",
+               Range::open(0, 1))
+          .key("validation_fraction", &V::validation_fraction,
+               "task vector: positions held out for selection", Range::open(0, 1))
+          .key("test_rows_per_system", &V::test_rows_per_system,
+               "task vector: test rows per system; 0: every remaining visible row", Range::at_least(0));
+  return schema;
 }
 
-void read_finetune(ConfigReader& s, FineTuneOptions& f) {
-  f.steps = s.get("steps", f.steps);
-  f.batch_size = s.get("batch_size", f.batch_size);
-  f.lr = s.get("lr", f.lr);
-  f.head_lr = s.get("head_lr", f.head_lr);
-  f.weight_decay = s.get("weight_decay", f.weight_decay);
-  f.grad_clip = s.get("grad_clip", f.grad_clip);
-  f.eval_interval = s.get("eval_interval", f.eval_interval);
-  f.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
-  f.time_limit_seconds = finite_non_negative(s.get("time_limit_seconds", 0.0), "finetune.time_limit_seconds");
+const ConfigSchema<FineTuneOptions>& finetune_schema() {
+  using F = FineTuneOptions;
+  static const auto schema =
+      ConfigSchema<F>()
+          .key("steps", &F::steps, "fine-tuning steps", Range::at_least(1))
+          .key("batch_size", &F::batch_size, "systems per step", Range::at_least(1))
+          .key("lr", &F::lr, "AdamW learning rate of the model's weights", Range::greater_than(0))
+          .key("head_lr", &F::head_lr, "learning rate of the fresh head", Range::greater_than(0))
+          .key("weight_decay", &F::weight_decay, "AdamW weight decay", Range::at_least(0))
+          .key("grad_clip", &F::grad_clip, "global gradient-norm clip; 0 disables", Range::at_least(0))
+          .key("eval_interval", &F::eval_interval, "steps between validations; the best state is kept",
+               Range::at_least(1))
+          .choice("target", &F::target, scalings(), "what the head predicts: log or linear force")
+          .key("time_limit_seconds", &F::time_limit_seconds, "wall-clock limit of the fine-tuning; 0: none",
+               Range::at_least(0));
+  return schema;
 }
 
-void read_linear(ConfigReader& s, LinearProbeOptions& l) {
-  l.lambdas = s.get("lambdas", l.lambdas);
-  l.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
-  l.batch_size = s.get("batch_size", l.batch_size);
+const ConfigSchema<LinearProbeOptions>& linear_schema() {
+  using L = LinearProbeOptions;
+  static const auto schema =
+      ConfigSchema<L>()
+          .key("lambdas", &L::lambdas, "ridge penalties tried; the validation MSE picks one")
+          .choice("target", &L::target, scalings(), "what the ridge predicts: log or linear force")
+          .key("batch_size", &L::batch_size, "systems per forward pass", Range::at_least(1));
+  return schema;
 }
 
-// The keys of the "sr" section shared by both protocols (a protocol's own section wins; time_limit_seconds is
-// per galaxy at every level), read into and copied out of a LawSearchOptions so that their defaults are the
-// library's. The one exception is the search budget: the probe run's is sized for the CPU quickstart (about
-// 1-2 s per restart on one galaxy); raise for real runs.
-class SharedLawSearchKeys {
- public:
-  explicit SharedLawSearchKeys(int threads) {
-    shared_.search.iterations = 60;
-    shared_.search.populations = 4;
-    shared_.search.population_size = 30;
-    shared_.search.threads = threads;
-  }
-  void read(ConfigReader& s) {
-    shared_.galaxies = s.get("galaxies", shared_.galaxies);
-    shared_.galaxy_rows = s.get("galaxy_rows", shared_.galaxy_rows);
-    shared_.nearest_rows = s.get("nearest_rows", shared_.nearest_rows);
-    shared_.observable_only = s.get("observable_only", shared_.observable_only);
-    shared_.confidence = s.get("confidence", shared_.confidence);
-    auto& search = shared_.search;
-    search.restarts = s.get("restarts", search.restarts);
-    search.iterations = s.get("iterations", search.iterations);
-    search.populations = s.get("populations", search.populations);
-    search.population_size = s.get("population_size", search.population_size);
-    search.threads = s.get("threads", search.threads);
-    search.time_limit_seconds =
-        finite_non_negative(s.get("time_limit_seconds", search.time_limit_seconds), "sr.time_limit_seconds");
-  }
-  void apply_to(LawSearchOptions& o) const {
-    o.galaxies = shared_.galaxies;
-    o.galaxy_rows = shared_.galaxy_rows;
-    o.nearest_rows = shared_.nearest_rows;
-    o.observable_only = shared_.observable_only;
-    o.confidence = shared_.confidence;
-    o.search.restarts = shared_.search.restarts;
-    o.search.iterations = shared_.search.iterations;
-    o.search.populations = shared_.search.populations;
-    o.search.population_size = shared_.search.population_size;
-    o.search.threads = shared_.search.threads;
-    o.search.time_limit_seconds = shared_.search.time_limit_seconds;
-  }
+const ConfigSchema<KnnOptions>& knn_schema() {
+  static const auto schema =
+      ConfigSchema<KnnOptions>()
+          .key("k", &KnnOptions::k, "neighbours averaged", Range::at_least(1))
+          .key("state", &KnnOptions::state, "the standardised state the neighbours are found in");
+  return schema;
+}
 
- private:
-  LawSearchOptions shared_ = published_protocol();
-};
+const ConfigSchema<RandomFeatureOptions>& random_schema() {
+  static const auto schema =
+      ConfigSchema<RandomFeatureOptions>().key("features", &RandomFeatureOptions::features,
+                                               "random features of the negative control", Range::at_least(1));
+  return schema;
+}
 
+const ConfigSchema<RawInputOptions>& raw_input_schema() {
+  using R = RawInputOptions;
+  static const auto schema =
+      ConfigSchema<R>()
+          .key("window", &R::window, "positions of the model's input the control reads",
+               Range::between(1, 64))
+          .key("lambdas", &R::lambdas, "ridge penalties tried")
+          .choice("target", &R::target, scalings(), "magnitude task: log or linear force");
+  return schema;
+}
+
+const ConfigSchema<LabelControl>& labels_schema() {
+  static const auto schema =
+      ConfigSchema<LabelControl>()
+          .custom(
+              "law_exponent", &LabelControl::law_exponent,
+              [](const Json& value, const std::string& where) -> std::optional<double> {
+                if (value.is_null()) return std::nullopt;
+                if (!value.is_number() || !(value.get<double>() > 0 && value.get<double>() <= 10))
+                  throw Error(where + " must be null or a number in (0, 10] (got " + value.dump() + ")");
+                return value.get<double>();
+              },
+              [](const std::optional<double>& k) { return k ? Json(*k) : Json(nullptr); }, "number or null",
+              "null or in (0, 10]", "label rows with G m1 m2 / r^k instead of the data's own labels")
+          .key("shuffle", &LabelControl::shuffle, "permute the labels across all rows (a control)");
+  return schema;
+}
+
+// The probe run's budget for the law searches, sized for the CPU quickstart (about 1-2 s per restart on one
+// galaxy); raise for real runs.
+LawSearchOptions at_probe_budget(LawSearchOptions options, int threads) {
+  options.search.iterations = 60;
+  options.search.populations = 4;
+  options.search.population_size = 30;
+  options.search.threads = threads;
+  return options;
+}
+
+// The law-search keys given in the "sr" section apply to every protocol; a protocol's own section wins.
 void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
   c.sr_probes = s.get("probes", c.probes);
   for (const auto& p : c.sr_probes) {
@@ -162,8 +191,9 @@ void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
       throw Error("probe config: sr.probes names '" + p + "', which is not among 'probes'");
   }
   const auto protocols = s.get("protocols", std::vector<std::string>{"published", "extended"});
-  SharedLawSearchKeys shared(c.threads);
-  shared.read(s);
+  const auto& schema = law_search_schema();
+  const LawSearchOptions shared = schema.read_keys(s, at_probe_budget(published_protocol(), c.threads));
+  sr::validate(shared.search);
   for (const auto& name : protocols) {
     LawSearchOptions defaults;
     if (name == "published") {
@@ -173,7 +203,8 @@ void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
     } else {
       throw Error("probe config: unknown sr protocol '" + name + "' (known: published, extended)");
     }
-    shared.apply_to(defaults);
+    defaults = at_probe_budget(defaults, c.threads);
+    schema.copy_given(s, shared, defaults);
     ConfigReader section = s.section(name);
     LawSearchOptions options = law_search_options_from_config(section, defaults);
     options.seed = c.seed;
@@ -181,9 +212,12 @@ void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
     s.set_resolved(name, section.resolved());
     c.law_searches.push_back(options);
   }
-  // Sections of protocols not run must still be known keys.
+  // Sections of protocols not run must still hold known keys and values.
   for (const char* name : {"published", "extended"}) {
-    if (!contains(protocols, name) && s.has(name)) s.section(name);
+    if (contains(protocols, name) || !s.has(name)) continue;
+    ConfigReader unused = s.section(name);
+    law_search_options_from_config(unused, published_protocol());
+    unused.finish();
   }
 }
 
@@ -196,77 +230,90 @@ const std::vector<std::string>& known_probes() {
   return names;
 }
 
+const ConfigSchema<ProbeRunConfig>& ProbeRunConfig::schema() {
+  using P = ProbeRunConfig;
+  static const auto schema =
+      ConfigSchema<P>()
+          .key("seed", &P::seed, "splits, row draws, probes and law searches")
+          .key("threads", &P::threads, "CPU threads; 0: OMP_NUM_THREADS, else every core",
+               Range::between(0, kMaxThreads))
+          .key("device", &P::device, "auto (CUDA if available), cpu, cuda or cuda:N")
+          .key("time_limit_seconds", &P::time_limit_seconds,
+               "wall-clock budget of the whole run, shared between its stages; 0: none", Range::at_least(0))
+          .key("label", &P::label, "the run's name in reports; empty: the model's attention kind, or oracle")
+          .choice("task", &P::vector_task,
+                  std::vector<std::pair<bool, std::string>>{{false, "magnitude"}, {true, "vector"}},
+                  "probe force magnitudes (and search their law) or force vectors")
+          .choice("target", &P::target,
+                  std::vector<std::pair<ProbeTarget, std::string>>{
+                      {ProbeTarget::kForce, "force"}, {ProbeTarget::kAcceleration, "acceleration"}},
+                  "magnitude task: the force on the planet or its acceleration")
+          .section("split", &P::split, split_schema())
+          .section("vector", &P::vector_split, vector_schema())
+          .section("finetune", &P::finetune, finetune_schema())
+          .section("linear", &P::linear, linear_schema())
+          .section("knn", &P::knn, knn_schema())
+          .section("random", &P::random_features, random_schema())
+          .section("raw_input", &P::raw_input, raw_input_schema())
+          .section("labels", &P::labels, labels_schema())
+          .custom(
+              "observable_bin_width", &P::observable_bin_width,
+              [](const Json& value, const std::string& where) {
+                const double v = value.is_number() ? value.get<double>() : std::nan("");
+                if (!std::isfinite(v) || (v < 0 && v != -1.0))
+                  throw Error(where + " must be -1 or a finite number >= 0 (got " + value.dump() + ")");
+                return v;
+              },
+              [](double v) { return Json(v); }, "number", "-1, or at least 0",
+              "rows whose visible track bends less than this (AU) are left out of galaxies; -1: one bin")
+          .key("allow_distribution_shift", &P::allow_distribution_shift,
+               "probe data outside the model's training distribution is refused unless set")
+          .key("max_outside_range_fraction", &P::max_outside_fraction,
+               "largest share of clamped coordinates the data may have", Range::between(0, 1));
+  return schema;
+}
+
+std::vector<KeyDoc> ProbeRunConfig::keys() {
+  ProbeRunConfig defaults;
+  auto docs = schema().keys(defaults);
+  docs.push_back(KeyDoc{"probes", "list of strings", "every probe but linear_vector and raw_input*",
+                        "of: " + schema_detail::join_choices(known_probes()),
+                        "the probes run (with --oracle-only: knn, knn_log, newton, random)"});
+  docs.push_back(
+      {"sr.probes", "list of strings", "probes", "", "the probes whose predictions get law searches"});
+  docs.push_back({"sr.protocols", "list of strings", R"(["published","extended"])", "of: published, extended",
+                  "the law-search protocols run"});
+  for (auto& d : law_search_schema().keys(at_probe_budget(published_protocol(), 0), "sr.")) {
+    d.description += " (every protocol; sr.published.* and sr.extended.* set it for one)";
+    docs.push_back(std::move(d));
+  }
+  return docs;
+}
+
 ProbeRunConfig ProbeRunConfig::from_config(const Json& config, bool use_model) {
-  ProbeRunConfig c;
   ConfigReader reader(config, "probe config");
-  c.seed = reader.get<std::uint64_t>("seed", c.seed);
-  c.threads = reader.get("threads", c.threads);
-  require_thread_count("probe config: 'threads' (0: OMP_NUM_THREADS or every core)", c.threads, 0);
+  ProbeRunConfig c = schema().read_keys(reader, ProbeRunConfig{});
   c.threads = resolve_thread_count(c.threads);  // the count in use is what the provenance records
-  c.device = reader.get<std::string>("device", c.device);
-  c.time_limit_seconds =
-      finite_non_negative(reader.get<double>("time_limit_seconds", 0.0), "time_limit_seconds");
-  c.label = reader.get<std::string>("label", c.label);
-  const auto task = reader.get<std::string>("task", "magnitude");
-  if (task != "magnitude" && task != "vector")
-    throw Error("probe config: unknown task '" + task + "' (known: magnitude, vector)");
-  c.vector_task = task == "vector";
   c.probes = read_probes(reader, use_model, c.vector_task);
-  // What the probes predict: the force (Vafa et al.) or the planet's acceleration (docs/design.md section 6).
-  c.target = parse_probe_target(reader.get<std::string>("target", "force"));
   if (c.vector_task && c.target != ProbeTarget::kForce)
     throw Error(
         "probe config: target 'acceleration' applies to the magnitude task; task vector predicts forces");
   c.split.target = c.target;
-  read_section(reader, "split", [&](ConfigReader& s) { read_split(s, c.split); });
   c.split.seed = c.seed;
-  read_section(reader, "vector", [&](ConfigReader& s) { read_vector_split(s, c.vector_split); });
-  read_section(reader, "finetune", [&](ConfigReader& s) { read_finetune(s, c.finetune); });
   c.finetune.seed = c.seed;
   c.finetune.threads = c.threads;
-  read_section(reader, "linear", [&](ConfigReader& s) { read_linear(s, c.linear); });
   c.linear.threads = c.threads;
-  read_section(reader, "knn", [&](ConfigReader& s) {
-    c.knn.k = s.get("k", c.knn.k);
-    c.knn.state = s.get("state", c.knn.state);
-  });
   c.knn.threads = c.threads;
   c.knn_log = c.knn;
   c.knn_log.state = log_knn_state();
-  read_section(reader, "random", [&](ConfigReader& s) {
-    c.random_features.features = s.get("features", c.random_features.features);
-    if (c.random_features.features < 1) throw Error("probe config: 'random.features' must be >= 1");
-  });
   c.random_features.seed = c.seed;
-  read_section(reader, "raw_input", [&](ConfigReader& s) {
-    c.raw_input.window = s.get("window", c.raw_input.window);
-    if (c.raw_input.window < 1 || c.raw_input.window > 64)
-      throw Error("probe config: 'raw_input.window' must lie in [1, 64]");
-    c.raw_input.lambdas = s.get("lambdas", c.raw_input.lambdas);
-    c.raw_input.target = TargetScaler::parse_kind(s.get<std::string>("target", "log"));
-  });
-  read_section(reader, "labels", [&](ConfigReader& s) {
-    const Json exponent = s.get<Json>("law_exponent", nullptr);
-    if (!exponent.is_null()) {
-      if (!exponent.is_number() || !(exponent.get<double>() > 0 && exponent.get<double>() <= 10))
-        throw Error("probe config: 'labels.law_exponent' must be null or a number in (0, 10], got " +
-                    exponent.dump());
-      c.labels.law_exponent = exponent.get<double>();
-    }
-    c.labels.shuffle = s.get("shuffle", c.labels.shuffle);
-  });
   c.labels.seed = c.seed;
   if (c.labels.active() && c.vector_task)
     throw Error("probe config: 'labels' controls apply to the magnitude task, not task vector");
-  c.observable_bin_width = reader.get<double>("observable_bin_width", c.observable_bin_width);
-  if (!std::isfinite(c.observable_bin_width) ||
-      (c.observable_bin_width < 0 && c.observable_bin_width != -1.0))
-    throw Error("probe config: 'observable_bin_width' must be a finite number >= 0");
-  c.allow_distribution_shift = reader.get("allow_distribution_shift", c.allow_distribution_shift);
-  c.max_outside_fraction = reader.get<double>("max_outside_range_fraction", c.max_outside_fraction);
-  if (!(c.max_outside_fraction >= 0 && c.max_outside_fraction <= 1))
-    throw Error("probe config: 'max_outside_range_fraction' must lie in [0, 1]");
-  read_section(reader, "sr", [&](ConfigReader& s) { read_law_searches(s, c); });
+  ConfigReader sr_section = reader.section("sr");
+  read_law_searches(sr_section, c);
+  sr_section.finish();
+  reader.set_resolved("sr", sr_section.resolved());
   reader.finish();
   c.resolved = reader.resolved();
   c.resolved["threads"] = c.threads;  // the count in use, not the 0 that asked for the machine's share

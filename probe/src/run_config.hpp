@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/probe/force_dataset.hpp"
 #include "orbitlaw/probe/force_vectors.hpp"
 #include "orbitlaw/probe/label_control.hpp"
@@ -57,6 +58,10 @@ struct ProbeRunConfig {
   // Reads `config`, rejecting unknown keys and out-of-range values with one-line Errors. `use_model`: a
   // checkpoint is given (the default probes and which probes are allowed depend on it).
   static ProbeRunConfig from_config(const Json& config, bool use_model);
+  // The keys whose defaults do not depend on the run (probes and sr are read beside them).
+  static const ConfigSchema<ProbeRunConfig>& schema();
+  // Every key of the probe config, for `orbitlaw config keys probe`.
+  static std::vector<KeyDoc> keys();
 };
 
 }  // namespace orbitlaw::probe::detail

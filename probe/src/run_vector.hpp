@@ -7,7 +7,7 @@
 
 #include "orbitlaw/probe/force_vectors.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
-#include "orbitlaw/probe/run.hpp"
+#include "orbitlaw/probe/run_outputs.hpp"
 
 namespace orbitlaw::probe::detail {
 

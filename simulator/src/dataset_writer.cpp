@@ -190,26 +190,11 @@ void DatasetFileWriter::finish(const Json& attributes) {
         m.time.get(), m.position.get(), m.velocity.get(), m.acceleration.get(), m.star_acceleration.get()}) {
     column->close();
   }
-  const hid_t root = m.file.get();
-  for (const auto& [key, value] : attributes.items()) {
-    if (value.is_string()) {
-      h5::write_attribute(root, key, value.get<std::string>());
-    } else if (value.is_number_unsigned()) {
-      h5::write_attribute(root, key, value.get<std::uint64_t>());
-    } else if (value.is_number_integer()) {
-      h5::write_attribute(root, key, value.get<std::int64_t>());
-    } else if (value.is_number_float()) {
-      h5::write_attribute(root, key, value.get<double>());
-    } else if (value.is_boolean()) {
-      h5::write_attribute(root, key, static_cast<std::int64_t>(value.get<bool>()));
-    } else {
-      h5::write_attribute(root, key, value.dump());
-    }
-  }
+  h5::write_attributes(m.file.get(), attributes);
   m.system_group.reset();
   m.body_group.reset();
   m.row_group.reset();
-  h5::check(H5Fflush(root, H5F_SCOPE_GLOBAL), "cannot flush '" + m.path + "' (disk full?)");
+  h5::check(H5Fflush(m.file.get(), H5F_SCOPE_GLOBAL), "cannot flush '" + m.path + "' (disk full?)");
   m.file.reset();
 }
 

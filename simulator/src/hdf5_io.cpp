@@ -69,6 +69,24 @@ void write_attribute(hid_t object, const std::string& name, double value) {
   write_scalar(object, name, H5T_NATIVE_DOUBLE, &value);
 }
 
+void write_attributes(hid_t object, const Json& attributes) {
+  for (const auto& [key, value] : attributes.items()) {
+    if (value.is_string()) {
+      write_attribute(object, key, value.get<std::string>());
+    } else if (value.is_number_unsigned()) {
+      write_attribute(object, key, value.get<std::uint64_t>());
+    } else if (value.is_number_integer()) {
+      write_attribute(object, key, value.get<std::int64_t>());
+    } else if (value.is_number_float()) {
+      write_attribute(object, key, value.get<double>());
+    } else if (value.is_boolean()) {
+      write_attribute(object, key, static_cast<std::int64_t>(value.get<bool>()));
+    } else {
+      write_attribute(object, key, value.dump());
+    }
+  }
+}
+
 bool has_attribute(hid_t object, const std::string& name) { return H5Aexists(object, name.c_str()) > 0; }
 
 std::string read_string_attribute(hid_t object, const std::string& name) {

@@ -66,6 +66,9 @@ void write_attribute(hid_t object, const std::string& name, const std::string& v
 void write_attribute(hid_t object, const std::string& name, std::int64_t value);
 void write_attribute(hid_t object, const std::string& name, std::uint64_t value);
 void write_attribute(hid_t object, const std::string& name, double value);
+// Each key of a JSON object as an attribute: strings and numbers as themselves, booleans as 0/1 integers,
+// anything else as its JSON text.
+void write_attributes(hid_t object, const Json& attributes);
 bool has_attribute(hid_t object, const std::string& name);
 std::string read_string_attribute(hid_t object, const std::string& name);
 std::int64_t read_int_attribute(hid_t object, const std::string& name);

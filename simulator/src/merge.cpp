@@ -91,10 +91,10 @@ std::vector<std::int32_t> read_int32_column(const std::string& path, const std::
 
 }  // namespace
 
-void merge_datasets(const std::vector<std::string>& shard_paths, const std::string& path) {
-  h5::Lock lock(h5::library_mutex());
-  h5::silence_errors();
-  if (shard_paths.empty()) throw Error("merge needs at least one shard");
+namespace {
+
+// Each shard's attributes and system table, in system order. Refuses an output that is one of the shards.
+std::vector<Shard> read_shards(const std::vector<std::string>& shard_paths, const std::string& path) {
   const auto out_dir = std::filesystem::absolute(std::filesystem::path(path)).parent_path();
   std::vector<Shard> shards;
   for (const auto& shard_path : shard_paths) {
@@ -121,6 +121,11 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
     return x.attributes.value("first_system", std::int64_t{0}) <
            y.attributes.value("first_system", std::int64_t{0});
   });
+  return shards;
+}
+
+// Checks that the shards are one config's shards 0..n-1 covering every system once; returns the systems.
+std::int64_t check_shards_cover_the_dataset(const std::vector<Shard>& shards) {
   const Json& first = shards.front().attributes;
   const auto shard_count = first.value("shard_count", std::int64_t{1});
   if (static_cast<std::int64_t>(shards.size()) != shard_count) {
@@ -147,8 +152,11 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
     throw Error("shards hold " + std::to_string(expected_first) + " systems, the config asks for " +
                 std::to_string(first.value("n_systems_total", std::int64_t{-1})));
   }
+  return expected_first;
+}
 
-  // The merged /system index: global offsets, everything else concatenated.
+// The merged /system index: global offsets, everything else concatenated.
+void write_system_index(hid_t file, const std::vector<Shard>& shards) {
   DatasetReader::SystemTable all;
   std::vector<std::int64_t> index;
   std::vector<std::int32_t> attempts;
@@ -167,28 +175,67 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
     row_base += s.rows;
     body_base += s.bodies;
   }
+  auto system_group = h5::create_group(file, "system");
+  const hid_t sg = system_group.get();
+  write_copy(sg, "n_bodies", H5T_NATIVE_INT, H5T_STD_I32LE, all.n_bodies);
+  write_copy(sg, "n_steps", H5T_NATIVE_INT, H5T_STD_I32LE, all.n_steps);
+  write_copy(sg, "cadence", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, all.cadence);
+  write_copy(sg, "row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, all.row_offset);
+  write_copy(sg, "body_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, all.body_offset);
+  write_copy(sg, "energy_error", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, all.energy_error);
+  write_copy(sg, "angular_momentum_error", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, all.angular_momentum_error);
+  write_copy(sg, "index", H5T_NATIVE_INT64, H5T_STD_I64LE, index);
+  write_copy(sg, "attempts", H5T_NATIVE_INT32, H5T_STD_I32LE, attempts);
+}
 
+// Root attributes: the shards' own, with counts summed and the shard bookkeeping replaced.
+void write_merged_attributes(hid_t file, const std::vector<Shard>& shards, std::int64_t systems) {
+  Json attributes = shards.front().attributes;
+  Json merged_from = Json::array();
+  Json shard_bytes = Json::array();
+  Json shard_checksums = Json::array();
+  for (const auto& s : shards) {
+    merged_from.push_back(s.relative_path);
+    shard_bytes.push_back(static_cast<std::uint64_t>(std::filesystem::file_size(s.path)));
+    shard_checksums.push_back(file_checksum(s.path));
+  }
+  for (auto& [key, value] : attributes.items()) {
+    if (key.rfind("rejected_", 0) != 0) continue;
+    std::int64_t sum = 0;
+    for (const auto& s : shards) sum += s.attributes.value(key, std::int64_t{0});
+    value = sum;
+  }
+  attributes["n_systems"] = systems;
+  attributes["first_system"] = std::int64_t{0};
+  attributes["shard_index"] = std::int64_t{0};
+  attributes["shard_count"] = std::int64_t{1};
+  attributes["merged_from"] = merged_from.dump();
+  // Checked by every reader: a shard must not change (size first, as it is free; then the checksum).
+  attributes["merged_shard_bytes"] = shard_bytes.dump();
+  attributes["merged_shard_checksums"] = shard_checksums.dump();
+  for (const char* key : {"config", "provenance"}) attributes[key] = attributes[key].dump();
+  h5::write_attributes(file, attributes);
+}
+
+}  // namespace
+
+void merge_datasets(const std::vector<std::string>& shard_paths, const std::string& path) {
+  h5::Lock lock(h5::library_mutex());
+  h5::silence_errors();
+  if (shard_paths.empty()) throw Error("merge needs at least one shard");
+  const std::vector<Shard> shards = read_shards(shard_paths, path);
+  const std::int64_t systems = check_shards_cover_the_dataset(shards);
   AtomicOutput output(path);
   {
     auto fcpl = h5::plist(H5Pcreate(H5P_FILE_CREATE), "cannot create file property list");
     h5::check(H5Pset_obj_track_times(fcpl.get(), false), "cannot switch off timestamps");
     auto file = h5::file(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, fcpl.get(), H5P_DEFAULT),
                          "cannot create '" + output.temp_path() + "'");
+    write_system_index(file.get(), shards);
     {
-      auto system_group = h5::create_group(file.get(), "system");
-      const hid_t sg = system_group.get();
-      write_copy(sg, "n_bodies", H5T_NATIVE_INT, H5T_STD_I32LE, all.n_bodies);
-      write_copy(sg, "n_steps", H5T_NATIVE_INT, H5T_STD_I32LE, all.n_steps);
-      write_copy(sg, "cadence", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, all.cadence);
-      write_copy(sg, "row_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, all.row_offset);
-      write_copy(sg, "body_offset", H5T_NATIVE_INT64, H5T_STD_I64LE, all.body_offset);
-      write_copy(sg, "energy_error", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, all.energy_error);
-      write_copy(sg, "angular_momentum_error", H5T_NATIVE_DOUBLE, H5T_IEEE_F64LE, all.angular_momentum_error);
-      write_copy(sg, "index", H5T_NATIVE_INT64, H5T_STD_I64LE, index);
-      write_copy(sg, "attempts", H5T_NATIVE_INT32, H5T_STD_I32LE, attempts);
       auto body_group = h5::create_group(file.get(), "body");
       auto row_group = h5::create_group(file.get(), "row");
-      const int dim = static_cast<int>(first.value("dim", std::int64_t{2}));
+      const int dim = static_cast<int>(shards.front().attributes.value("dim", std::int64_t{2}));
       create_virtual(file.get(), "/body/mass", shards, &Shard::bodies, 1);
       create_virtual(file.get(), "/body/elements", shards, &Shard::bodies, 6);
       create_virtual(file.get(), "/row/time", shards, &Shard::rows, 1);
@@ -196,47 +243,12 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
         create_virtual(file.get(), std::string("/row/") + field, shards, &Shard::rows, dim);
       }
     }
-    // Root attributes: the shards' own, with counts summed and the shard bookkeeping replaced.
-    Json attributes = first;
-    Json merged_from = Json::array();
-    Json shard_bytes = Json::array();
-    Json shard_checksums = Json::array();
-    for (const auto& s : shards) {
-      merged_from.push_back(s.relative_path);
-      shard_bytes.push_back(static_cast<std::uint64_t>(std::filesystem::file_size(s.path)));
-      shard_checksums.push_back(file_checksum(s.path));
-    }
-    for (auto& [key, value] : attributes.items()) {
-      if (key.rfind("rejected_", 0) != 0) continue;
-      std::int64_t sum = 0;
-      for (const auto& s : shards) sum += s.attributes.value(key, std::int64_t{0});
-      value = sum;
-    }
-    attributes["n_systems"] = expected_first;
-    attributes["first_system"] = std::int64_t{0};
-    attributes["shard_index"] = std::int64_t{0};
-    attributes["shard_count"] = std::int64_t{1};
-    attributes["merged_from"] = merged_from.dump();
-    // Checked by every reader: a shard must not change (size first, as it is free; then the checksum).
-    attributes["merged_shard_bytes"] = shard_bytes.dump();
-    attributes["merged_shard_checksums"] = shard_checksums.dump();
-    for (const char* key : {"config", "provenance"}) attributes[key] = attributes[key].dump();
-    for (const auto& [key, value] : attributes.items()) {
-      if (value.is_string()) {
-        h5::write_attribute(file.get(), key, value.get<std::string>());
-      } else if (value.is_number_unsigned()) {
-        h5::write_attribute(file.get(), key, value.get<std::uint64_t>());
-      } else if (value.is_number_integer()) {
-        h5::write_attribute(file.get(), key, value.get<std::int64_t>());
-      } else if (value.is_number_float()) {
-        h5::write_attribute(file.get(), key, value.get<double>());
-      }
-    }
+    write_merged_attributes(file.get(), shards, systems);
     h5::check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush '" + output.temp_path() + "'");
   }
   output.commit();
   DatasetReader check(path);  // fails loudly now rather than at training time if a mapping is wrong
-  if (check.num_systems() != expected_first) throw Error("merged dataset lost systems");
+  if (check.num_systems() != systems) throw Error("merged dataset lost systems");
 }
 
 }  // namespace orbitlaw::simulator

@@ -194,6 +194,8 @@ IntegratorKind parse_integrator(const std::string& name) {
   throw Error("unknown integrator '" + name + "' (choose rkf78, bulirsch-stoer, symplectic or kepler)");
 }
 
+std::vector<std::string> integrator_names() { return {"rkf78", "bulirsch-stoer", "symplectic", "kepler"}; }
+
 std::string integrator_name(IntegratorKind kind) {
   switch (kind) {
     case IntegratorKind::kRungeKuttaFehlberg78:

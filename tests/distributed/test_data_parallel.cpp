@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "orbitlaw/common/error.hpp"
-#include "orbitlaw/data_parallel.hpp"
+#include "orbitlaw/model/data_parallel.hpp"
 
 extern char** environ;
 

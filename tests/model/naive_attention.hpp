@@ -5,11 +5,21 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
+#include "orbitlaw/model/attention_kinds.hpp"
 #include "orbitlaw/model/config.hpp"
 #include "orbitlaw/model/lssar_cutoff.hpp"
 
 namespace orbitlaw::model::testing {
+
+// Every kind in the registry, so that a new kind is checked by every test that loops over kinds.
+inline std::vector<AttentionKind> registered_attention_kinds() {
+  std::vector<AttentionKind> kinds;
+  for (const auto& info : attention_kinds()) kinds.push_back(AttentionKind::parse(info.name));
+  return kinds;
+}
 
 // q, k, v: [T, d] float64 for one head; s: the SSMax scale of this head. Returns [T, d].
 inline torch::Tensor naive_head_attention(const torch::Tensor& q, const torch::Tensor& k,
@@ -25,40 +35,35 @@ inline torch::Tensor naive_head_attention(const torch::Tensor& q, const torch::T
     auto keys = k.slice(0, first, i + 1);
     auto values = v.slice(0, first, i + 1);
     auto qi = q[i];
+    const AttentionKind kind = spec.kind;
     torch::Tensor w;
-    switch (spec.kind) {
-      case AttentionKind::kSoftmax:
-      case AttentionKind::kWindow: {
-        auto logits = keys.mv(qi) / std::sqrt(d);
-        auto e = torch::exp(logits - logits.max());
-        w = e / e.sum();
-        break;
+    if (kind == AttentionKind::kSoftmax || kind == AttentionKind::kWindow) {
+      auto logits = keys.mv(qi) / std::sqrt(d);
+      auto e = torch::exp(logits - logits.max());
+      w = e / e.sum();
+    } else if (kind == AttentionKind::kSsmax) {
+      auto logits = s * std::log(n) * keys.mv(qi) / std::sqrt(d);
+      auto e = torch::exp(logits - logits.max());
+      w = e / e.sum();
+    } else if (kind == AttentionKind::kLssa || kind == AttentionKind::kLssar) {
+      auto qn = qi / qi.norm().clamp_min(1e-12);
+      auto kn = keys / keys.norm(2, {1}, true).clamp_min(1e-12);
+      auto scores = std::log(d) * std::log(n) * kn.mv(qn);
+      auto a = torch::log1p(torch::exp(scores));  // softplus
+      a = a / a.sum();
+      if (kind == AttentionKind::kLssa) {
+        w = a;
+      } else {
+        const double offset = i < spec.offset_rows ? 0.0 : 1.0;
+        auto u = torch::relu(n * a - offset);
+        auto r = u.pow(spec.p);
+        // Near-uniform rows (largest excess at most the cut-off of section 5) are all zeros.
+        const bool kept = u.max().item<double>() > kLssarUniformTolerance;
+        w = kept ? r / r.sum() : torch::zeros_like(r);
       }
-      case AttentionKind::kSsmax: {
-        auto logits = s * std::log(n) * keys.mv(qi) / std::sqrt(d);
-        auto e = torch::exp(logits - logits.max());
-        w = e / e.sum();
-        break;
-      }
-      case AttentionKind::kLssa:
-      case AttentionKind::kLssar: {
-        auto qn = qi / qi.norm().clamp_min(1e-12);
-        auto kn = keys / keys.norm(2, {1}, true).clamp_min(1e-12);
-        auto scores = std::log(d) * std::log(n) * kn.mv(qn);
-        auto a = torch::log1p(torch::exp(scores));  // softplus
-        a = a / a.sum();
-        if (spec.kind == AttentionKind::kLssa) {
-          w = a;
-        } else {
-          const double offset = i < spec.offset_rows ? 0.0 : 1.0;
-          auto u = torch::relu(n * a - offset);
-          auto r = u.pow(spec.p);
-          // Near-uniform rows (largest excess at most the cut-off of section 5) are all zeros.
-          const bool kept = u.max().item<double>() > kLssarUniformTolerance;
-          w = kept ? r / r.sum() : torch::zeros_like(r);
-        }
-        break;
-      }
+    } else {
+      throw std::logic_error("naive_attention: no reference for attention kind '" + to_string(kind) +
+                             "': add one here with the kind");
     }
     rows.push_back(w.unsqueeze(0).mm(values).squeeze(0));
   }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "naive_attention.hpp"
 #include "orbitlaw/model/gpt.hpp"
 
 namespace orbitlaw::model {
@@ -81,10 +82,7 @@ TEST_P(GptKinds, OverfitsOneBatch) {
   EXPECT_LT(last, 0.05) << to_string(GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, GptKinds,
-                         ::testing::Values(AttentionKind::kSoftmax, AttentionKind::kLssa,
-                                           AttentionKind::kLssar, AttentionKind::kSsmax,
-                                           AttentionKind::kWindow),
+INSTANTIATE_TEST_SUITE_P(All, GptKinds, ::testing::ValuesIn(testing::registered_attention_kinds()),
                          [](const auto& kind_info) { return to_string(kind_info.param); });
 
 ModelConfig regression_config(AttentionKind kind) {

@@ -166,7 +166,8 @@ TEST_F(ModelCli, BadInputGivesOneLineErrors) {
   // A refused value names the key the user set (model.p), not an internal field.
   auto bad_p = run_orbitlaw("train --data " + data + " --out " + path("bad-p") + " --set model.p=-3");
   EXPECT_EQ(bad_p.exit_code, 1);
-  EXPECT_NE(bad_p.output.find("model config: p must be at least 1"), std::string::npos) << bad_p.output;
+  EXPECT_NE(bad_p.output.find("train config: model.p must be at least 1 (got -3)"), std::string::npos)
+      << bad_p.output;
   EXPECT_EQ(bad_p.lines(), 1) << bad_p.output;
 
   std::ofstream(path("corrupt.pt")) << "not a checkpoint";

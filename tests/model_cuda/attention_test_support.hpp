@@ -8,8 +8,8 @@
 #include <iostream>
 #include <string>
 
-#include "orbitlaw/fused_attention.hpp"
-#include "orbitlaw/unfused_attention_reference.hpp"
+#include "orbitlaw/model/fused_attention.hpp"
+#include "orbitlaw/model/unfused_attention_reference.hpp"
 
 namespace orbitlaw::model::cuda::testing {
 

@@ -110,12 +110,18 @@ TEST(SimulationConfig, RejectsBadValuesWithNamedKey) {
     return std::string("no error");
   };
   EXPECT_NE(message({{"preset", "nope"}}).find("unknown preset 'nope'"), std::string::npos);
-  EXPECT_NE(message({{"cadences", {0.5, 0.0}}}).find("cadence must be positive"), std::string::npos);
-  EXPECT_NE(message({{"cadences", {-1.0}}}).find("cadence must be positive"), std::string::npos);
+  EXPECT_NE(message({{"cadences", {0.5, 0.0}}}).find("cadences must be a non-empty list of positive numbers"),
+            std::string::npos);
+  EXPECT_NE(message({{"cadences", {-1.0}}}).find("cadences must be a non-empty list of positive numbers"),
+            std::string::npos);
   EXPECT_NE(message({{"e_max", 1.2}}).find("e_max"), std::string::npos);
-  EXPECT_NE(message({{"planet_mass_min", 0.0}}).find("planet_mass_min must be positive"), std::string::npos);
-  EXPECT_NE(message({{"star_mass_min", -1.0}}).find("star_mass_min must be positive"), std::string::npos);
-  EXPECT_NE(message({{"integrator", "euler"}}).find("unknown integrator 'euler'"), std::string::npos);
+  EXPECT_NE(message({{"planet_mass_min", 0.0}}).find("planet_mass_min must be greater than 0 (got 0)"),
+            std::string::npos);
+  EXPECT_NE(message({{"star_mass_min", -1.0}}).find("star_mass_min must be greater than 0 (got -1)"),
+            std::string::npos);
+  EXPECT_NE(message({{"integrator", "euler"}}).find("integrator must be one of: rkf78, bulirsch-stoer, symplectic, "
+                                                     "kepler (got 'euler')"),
+            std::string::npos);
   EXPECT_NE(message({{"no_such_key", 1}}).find("unknown key 'no_such_key'"), std::string::npos);
   const Json hyperbolic = {{"preset", "custom"}, {"planets", {planet(1e-3, 1.0, 1.0)}}};
   EXPECT_NE(message(hyperbolic).find("eccentricity must be in [0, 1)"), std::string::npos)

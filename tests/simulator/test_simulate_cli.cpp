@@ -158,14 +158,14 @@ TEST(SimulateCli, BadInputIsOneLineErrorAndNoOutput) {
   const std::string out = (dir / "x.h5").string();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--preset nowhere", "unknown preset 'nowhere'"},
-      {"--set cadences=[0]", "cadence must be positive"},
-      {"--set planet_mass_min=-1", "planet_mass_min must be positive"},
+      {"--set cadences=[0]", "cadences must be a non-empty list of positive numbers"},
+      {"--set planet_mass_min=-1", "planet_mass_min must be greater than 0 (got -1)"},
       {"--preset custom --set "
        "planets=[{\\\"mass\\\":1e-3,\\\"a\\\":1,\\\"e\\\":1.2,\\\"i\\\":0,\\\"Omega\\\":0,"
        "\\\"omega\\\":0,\\\"M0\\\":0}]",
        "eccentricity"},
       {"--shard 2/2", "--shard must be i/n"},
-      {"--integrator leapfrog", "unknown integrator"},
+      {"--integrator leapfrog", "integrator must be one of: rkf78, bulirsch-stoer, symplectic, kepler"},
       {"--set force_law.exponent=3.5", "force_law.exponent must be a finite number with 1 < k < 3"},
       {"--set force_law.exponent=1", "force_law.exponent must be a finite number with 1 < k < 3"},
       {"--set force_law.exponant=2.5", "unknown key 'exponant'"},

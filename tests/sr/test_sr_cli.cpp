@@ -112,12 +112,13 @@ TEST(SrCli, BadDataIsOneLineErrorAndNoOutput) {
       {"--data " + write("ragged.csv", "r,F\n1,2\n3\n") + " --x r --y F",
        "line 3 has 1 fields but the header has 2"},
       {"--data " + write("ok.csv", "r,F\n1,2\n") + " --x r,m1 --y F", "no column 'm1' (columns: r, F)"},
-      {"--data " + dir.string() + "/ok.csv --x r --y F --loss cubic", "unknown loss 'cubic'"},
+      {"--data " + dir.string() + "/ok.csv --x r --y F --loss cubic",
+       "loss must be one of: auto, l2, l1, relative, log, thresholded_l1 (got 'cubic')"},
       {"--data " + dir.string() + "/ok.csv --x r --y F --operators +,tan", "unknown operator 'tan'"},
       {"--x r --y F", "sr needs a data file (--data FILE)"},
       {"--data " + dir.string() + "/ok.csv --y F", "sr needs input columns"},
       {"--data " + dir.string() + "/ok.csv --x r --y F --set populations=0",
-       "'populations' must be positive"},
+       "sr config: populations must be at least 1 (got 0)"},
       {"--data " + dir.string() + "/ok.csv --x r --y F --set max_sise=3", "unknown key 'max_sise'"},
   };
   for (const auto& c : cases) {

@@ -1,12 +1,12 @@
 // fused_lssa_attention as a LibTorch autograd function: checks its inputs, allocates outputs and per-row
 // statistics, and runs the CUDA kernels (CUDA tensors) or their CPU emulation (CPU tensors).
-#include "orbitlaw/fused_attention.hpp"
+#include "orbitlaw/model/fused_attention.hpp"
 
 #include <string>
 
 #include "fused_attention_launch.hpp"
 #include "orbitlaw/common/error.hpp"
-#include "orbitlaw/fused_attention_tiles.hpp"
+#include "orbitlaw/model/fused_attention_tiles.hpp"
 
 #if defined(ORBITLAW_FUSED_ATTENTION_CUDA)
 #include <c10/cuda/CUDAGuard.h>

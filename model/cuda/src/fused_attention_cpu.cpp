@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fused_attention_launch.hpp"
-#include "orbitlaw/fused_attention_tiles.hpp"
+#include "orbitlaw/model/fused_attention_tiles.hpp"
 
 namespace orbitlaw::model::cuda::detail {
 namespace {

@@ -1,10 +1,10 @@
 // Unfused LSSA / LSSAR, formula by formula from docs/design.md section 5 (no tiling, no shared code with
 // the fused kernels, so that it can serve as their reference).
-#include "orbitlaw/unfused_attention_reference.hpp"
+#include "orbitlaw/model/unfused_attention_reference.hpp"
 
 #include <cmath>
 
-#include "orbitlaw/fused_attention.hpp"
+#include "orbitlaw/model/fused_attention.hpp"
 #include "orbitlaw/model/lssar_cutoff.hpp"
 
 namespace orbitlaw::model::cuda {

@@ -6,7 +6,7 @@
 // not depend on Gloo's version), and the Debian libgloo-dev headers satisfy them. All code runs inside
 // libtorch_cpu. Without those headers (ORBITLAW_DISTRIBUTED_GLOO undefined) single-process training still
 // builds and runs, and a multi-process CPU job stops with a one-line error.
-#include "orbitlaw/data_parallel.hpp"
+#include "orbitlaw/model/data_parallel.hpp"
 
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/FileStore.hpp>

@@ -10,12 +10,13 @@ std::vector<std::string> name_list(const Json& value, const std::string& key) {
   std::vector<std::string> out;
   if (value.is_array()) {
     for (const auto& v : value) {
-      if (!v.is_string()) throw Error("config: '" + key + "' must list names, got " + value.dump());
+      if (!v.is_string()) throw Error(key + " must list names (got " + value.dump() + ")");
       out.push_back(v.get<std::string>());
     }
     return out;
   }
-  if (!value.is_string()) throw Error("config: '" + key + "' must be a comma-separated string or a list");
+  if (!value.is_string())
+    throw Error(key + " must be a comma-separated string or a list of names (got " + value.dump() + ")");
   std::stringstream stream(value.get<std::string>());
   std::string item;
   while (std::getline(stream, item, ',')) {
@@ -25,28 +26,65 @@ std::vector<std::string> name_list(const Json& value, const std::string& key) {
   return out;
 }
 
-void read_options(ConfigReader& reader, Options& o) {
-  o.operators = name_list(reader.get<Json>("operators", Json(o.operators)), "operators");
-  o.loss = parse_loss_kind(reader.get<std::string>("loss", to_string(o.loss)));
-  o.max_size = reader.get("max_size", o.max_size);
-  o.max_depth = reader.get("max_depth", o.max_depth);
-  o.populations = reader.get("populations", o.populations);
-  o.population_size = reader.get("population_size", o.population_size);
-  o.iterations = reader.get("iterations", o.iterations);
-  o.time_limit_seconds = reader.get("time_limit_seconds", o.time_limit_seconds);
-  o.target_loss = reader.get("target_loss", o.target_loss);
-  o.target_patience = reader.get("target_patience", o.target_patience);
-  o.threads = reader.get("threads", o.threads);
-  o.restarts = reader.get("restarts", o.restarts);
-  o.constant_restarts = reader.get("constant_restarts", o.constant_restarts);
-  o.optimizer_iterations = reader.get("optimizer_iterations", o.optimizer_iterations);
-  o.batch_size = reader.get("batch_size", o.batch_size);
-  o.tournament_size = reader.get("tournament_size", o.tournament_size);
-  o.parsimony = reader.get("parsimony", o.parsimony);
-  o.migration_fraction = reader.get("migration_fraction", o.migration_fraction);
-  o.holdout_fraction = reader.get("holdout_fraction", o.holdout_fraction);
-  o.holdout_min_rows = reader.get("holdout_min_rows", o.holdout_min_rows);
-  o.holdout_patience = reader.get("holdout_patience", o.holdout_patience);
+const ConfigSchema<Options>& options_schema() {
+  static const auto schema =
+      ConfigSchema<Options>()
+          .custom(
+              "operators", &Options::operators,
+              [](const Json& value, const std::string& where) {
+                auto names = name_list(value, where);
+                if (names.empty()) throw Error(where + " is empty");
+                return names;
+              },
+              [](const std::vector<std::string>& names) { return Json(names); }, "list of strings",
+              "a list or \"a,b,c\" of: " + schema_detail::join_choices(all_operator_names()),
+              "the operators expressions are built from")
+          .choice("loss", &Options::loss,
+                  std::vector<std::pair<LossKind, std::string>>{{LossKind::kAuto, "auto"},
+                                                                {LossKind::kL2, "l2"},
+                                                                {LossKind::kL1, "l1"},
+                                                                {LossKind::kRelative, "relative"},
+                                                                {LossKind::kLog, "log"},
+                                                                {LossKind::kThresholdedL1, "thresholded_l1"}},
+                  "the loss the search minimises; auto: chosen from the target's range")
+          .key("max_size", &Options::max_size, "most nodes in an expression", Range::at_least(1))
+          .key("max_depth", &Options::max_depth, "deepest path, leaves included", Range::at_least(1))
+          .key("populations", &Options::populations, "populations evolved independently between migrations",
+               Range::at_least(1))
+          .key("population_size", &Options::population_size, "expressions per population", Range::at_least(2))
+          .key("iterations", &Options::iterations,
+               "one iteration: population_size mutations in every population", Range::at_least(1))
+          .key("time_limit_seconds", &Options::time_limit_seconds,
+               "wall-clock limit per search (per galaxy in a probe run); 0: none", Range::at_least(0))
+          .key("target_loss", &Options::target_loss,
+               "stop at this loss (or the rounding floor) once the simplest such form is stable; < 0: the "
+               "floor")
+          .key("target_patience", &Options::target_patience,
+               "iterations the simplest form at the target loss must stay simplest", Range::at_least(0))
+          .key("threads", &Options::threads, "search threads; results depend on the seed only",
+               Range::between(1, kMaxThreads))
+          .key("restarts", &Options::restarts, "independent searches whose fronts are merged",
+               Range::at_least(1))
+          .key("constant_restarts", &Options::constant_restarts,
+               "extra Levenberg-Marquardt starts from perturbed constants", Range::at_least(0))
+          .key("optimizer_iterations", &Options::optimizer_iterations,
+               "Levenberg-Marquardt iterations per start", Range::at_least(0))
+          .key("batch_size", &Options::batch_size, "rows constants are fitted on; 0: all", Range::at_least(0))
+          .key("tournament_size", &Options::tournament_size, "expressions per selection tournament",
+               Range::at_least(1))
+          .key("parsimony", &Options::parsimony, "selection pressure per node", Range::at_least(0))
+          .key("migration_fraction", &Options::migration_fraction,
+               "share of each population replaced by hall-of-fame members per iteration",
+               Range::between(0, 1))
+          .key("holdout_fraction", &Options::holdout_fraction,
+               "share of rows held out to choose the best expression on; 0: never", Range::from_below(0, 1))
+          .key("holdout_min_rows", &Options::holdout_min_rows, "fewer rows than this: none held out",
+               Range::at_least(0))
+          .key("holdout_patience", &Options::holdout_patience,
+               "iterations without a held-out gain before a restart stops; 0: never", Range::at_least(0));
+  return schema;
 }
+
+void read_options(ConfigReader& reader, Options& o) { o = options_schema().read_keys(reader, o); }
 
 }  // namespace orbitlaw::sr

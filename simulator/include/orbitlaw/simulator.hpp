@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/simulator/dataset.hpp"
 #include "orbitlaw/simulator/nbody.hpp"
 
@@ -53,6 +54,11 @@ struct SimulationConfig {
 
 // The defaults of a preset; throws orbitlaw::Error for an unknown name.
 SimulationConfig preset_defaults(const std::string& preset);
+
+// The keys of a simulation config (but preset, star_mass and planets), bound to SimulationConfig.
+const ConfigSchema<SimulationConfig>& simulation_schema();
+// Every key with its type, vafa-paper's default, range and description, for `orbitlaw config keys simulate`.
+std::vector<KeyDoc> simulation_keys();
 
 // Reads and validates a config (defaults come from the preset named by "preset"). Throws orbitlaw::Error
 // naming the key for unknown keys (via reader.finish()), wrong types and out-of-range values.

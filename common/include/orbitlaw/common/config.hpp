@@ -85,6 +85,11 @@ class ConfigReader {
   void set_resolved(const std::string& key, const Json& value) { resolved_[key] = value; }
 
   bool has(const std::string& key) const { return config_.contains(key); }
+  // How an error names `key` of this section: "train config: model.p" (the context, then the dotted key as
+  // --set takes it).
+  std::string name_of(const std::string& key) const {
+    return root_ + ": " + (path_.empty() ? key : path_ + "." + key);
+  }
   void finish() const;
   const Json& resolved() const { return resolved_; }
 
@@ -112,7 +117,9 @@ class ConfigReader {
   }
 
   Json config_;
-  std::string context_;
+  std::string context_;  // root_, then ".section" for each level: the prefix of type errors
+  std::string root_;     // the context the top-level reader was given ("train config")
+  std::string path_;     // the dotted key of this section from the top ("model"), empty at the top
   std::set<std::string> used_;
   Json resolved_ = Json::object();
 };

@@ -1,25 +1,49 @@
 #pragma once
 // Model configuration (docs/design.md section 4) and the named presets: the paper's 109M GPT, CPU-sized ones.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/model/tokenizer.hpp"
 
 namespace orbitlaw::model {
 
-// The attention kinds of docs/design.md section 5.
-enum class AttentionKind { kSoftmax, kLssa, kLssar, kSsmax, kWindow };
+// An attention kind (docs/design.md section 5), by name. What a kind computes, the keys it reads, whether a
+// fused kernel exists and its description live in one entry of the registry
+// (orbitlaw/model/attention_kinds.hpp, model/src/attention_kinds.cpp): adding a kind adds one entry there.
+class AttentionKind {
+ public:
+  constexpr AttentionKind() = default;
+  // The registered kind called `name`; throws Error naming the registered kinds otherwise.
+  static AttentionKind parse(std::string_view name);
+  constexpr std::string_view name() const { return name_; }
+  friend constexpr bool operator==(AttentionKind a, AttentionKind b) { return a.name_ == b.name_; }
+
+  // The kinds of the papers, for code and tests that name one; every other kind is reached by its name.
+  static const AttentionKind kSoftmax, kLssa, kLssar, kSsmax, kWindow;
+
+ private:
+  constexpr explicit AttentionKind(std::string_view name) : name_(name) {}
+  std::string_view name_ = "softmax";  // always a registry entry's name, which has static storage
+};
+inline constexpr AttentionKind AttentionKind::kSoftmax{"softmax"};
+inline constexpr AttentionKind AttentionKind::kLssa{"lssa"};
+inline constexpr AttentionKind AttentionKind::kLssar{"lssar"};
+inline constexpr AttentionKind AttentionKind::kSsmax{"ssmax"};
+inline constexpr AttentionKind AttentionKind::kWindow{"window"};
 std::string to_string(AttentionKind kind);
-AttentionKind parse_attention_kind(const std::string& name);  // "softmax", "lssa", ...; throws Error
+AttentionKind parse_attention_kind(const std::string& name);  // AttentionKind::parse
 
 struct AttentionSpec {
   AttentionKind kind = AttentionKind::kSoftmax;
-  double p = 15;            // LSSAR power (>= 1)
-  int offset_rows = 3;      // LSSAR: O_i = 0 on the first offset_rows rows, 1 afterwards
-  int window = 128;         // sliding-window softmax: each row sees its last `window` keys (itself included)
-  double ssmax_init = 1;    // SSMax: initial value of the learnable per-head scale s
-  bool allow_fused = true;  // use the fused CUDA kernel for lssa/lssar on CUDA tensors when it is compiled in
+  double p = 15;          // LSSAR power (>= 1)
+  int offset_rows = 3;    // LSSAR: O_i = 0 on the first offset_rows rows, 1 afterwards
+  int window = 128;       // sliding-window softmax: each row sees its last `window` keys (itself included)
+  double ssmax_init = 1;  // SSMax: initial value of the learnable per-head scale s
+  bool allow_fused =
+      true;  // use the kind's fused CUDA kernel (if it has one) on CUDA tensors when compiled in
 };
 
 enum class Positional { kLearned, kRope };
@@ -58,7 +82,9 @@ struct ModelConfig {
   double coordinate_scale = 0;
 
   int head_dim() const { return n_embd / n_head; }
-  void validate() const;  // throws Error on an inconsistent setting
+  // The "model" section's keys: types, defaults (these members' initial values), ranges, descriptions.
+  static const ConfigSchema<ModelConfig>& schema();
+  void validate() const;  // throws Error on a value outside its range or an inconsistent setting
   Json to_json() const;
   static ModelConfig from_config(ConfigReader& section, const ModelConfig& defaults);
   static ModelConfig from_json(const Json& json);

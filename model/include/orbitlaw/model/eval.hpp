@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/model/checkpoint.hpp"
 
 namespace orbitlaw::model {
@@ -52,6 +53,8 @@ struct EvalConfig {
   // protocol keys}; orbitlaw/probe/behaviour_eval.hpp); null: not run.
   Json law_search = nullptr;
 
+  // The eval config's keys: types, defaults (these members' initial values), ranges, descriptions.
+  static const ConfigSchema<EvalConfig>& schema();
   static EvalConfig from_config(ConfigReader& reader);
 };
 

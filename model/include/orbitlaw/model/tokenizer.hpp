@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/simulator/dataset.hpp"
 
 namespace orbitlaw::model {
@@ -47,7 +48,9 @@ struct TokenizerConfig {
   // Token of a cadence in years; throws Error if it is neither cadence (0.1% tolerance).
   std::int64_t cadence_token(double cadence_years) const;
 
-  void validate() const;  // throws Error on an unusable setting (bins < 2, hi <= lo, rows < 2, vocab > 65535)
+  // The "tokenizer" section's keys: types, defaults (these members' initial values), ranges, descriptions.
+  static const ConfigSchema<TokenizerConfig>& schema();
+  void validate() const;  // throws Error on an unusable setting (bins outside [2, 65532], hi <= lo, rows < 2)
   Json to_json() const;
   // Reads the keys of a "tokenizer" section, `defaults` supplying what is absent; unknown keys are rejected.
   static TokenizerConfig from_config(ConfigReader& section, const TokenizerConfig& defaults);

@@ -4,7 +4,7 @@
 // validation, metrics as JSON lines, atomic checkpoints, exact resume and a wall-clock budget.
 //
 // Data parallel: launched like torchrun (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT, LOCAL_RANK in the
-// environment; see orbitlaw/data_parallel.hpp), every rank draws the same global batch of
+// environment; see orbitlaw/model/data_parallel.hpp), every rank draws the same global batch of
 // world_size x batch_size sequences and trains on its own slice, so N ranks follow one process with batch
 // N x batch_size. Only rank 0 writes the checkpoint, metrics and provenance; without those variables (or with
 // WORLD_SIZE=1) training is the single-process path.
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/config_schema.hpp"
 #include "orbitlaw/model/config.hpp"
 
 namespace orbitlaw::model {
@@ -45,8 +46,17 @@ struct TrainConfig {
   double context_noise = 0;
   double budget_seconds() const;  // 0: no budget
 
+  // The "train" section's keys: types, defaults (these members' initial values; a preset changes the first
+  // six), ranges, descriptions.
+  static const ConfigSchema<TrainConfig>& schema();
   static TrainConfig from_config(ConfigReader& section, const TrainDefaults& defaults);
+  // The defaults with a preset's six training settings.
+  static TrainConfig with_preset(const TrainDefaults& defaults);
 };
+
+// Every key of the train config (preset, seed, tokenizer.*, model.*, train.*) with its type, the tiny
+// preset's default, range and description, for `orbitlaw config keys train` and docs/config.md.
+std::vector<KeyDoc> train_config_keys();
 
 // Learning rate at optimizer step `step` (0-based): linear warm-up to lr over warmup_steps, then cosine decay
 // to min_lr at max_steps.

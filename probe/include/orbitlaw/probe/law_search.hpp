@@ -46,6 +46,8 @@ LawSearchOptions extended_protocol();
 // "max_size", "restarts", "iterations", "time_limit_seconds") on top of `defaults`; unknown keys are rejected
 // by the caller's finish().
 LawSearchOptions law_search_options_from_config(ConfigReader& section, const LawSearchOptions& defaults);
+// Those keys with their types, defaults, ranges and descriptions: one list for every section that holds them.
+const ConfigSchema<LawSearchOptions>& law_search_schema();
 
 // Row indices of each galaxy: the `nearest_rows` rows with the smallest distance (ties by index), then
 // `galaxies` random subsets of `galaxy_rows` of them (seeded; each sorted ascending).

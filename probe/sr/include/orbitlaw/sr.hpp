@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"  // Json
+#include "orbitlaw/common/config_schema.hpp"
 
 namespace orbitlaw::sr {
 
@@ -200,6 +201,8 @@ void validate(const Options& options);
 // comma-separated string; loss by name): one vocabulary for `orbitlaw sr` and the probe's law searches. Not
 // seed or progress, which callers own; validate() checks the values.
 void read_options(ConfigReader& reader, Options& o);
+// Those keys with their types, defaults, ranges and descriptions (read_options reads through it).
+const ConfigSchema<Options>& options_schema();
 // "a,b,c" or a JSON array of strings; throws Error naming `key` otherwise.
 std::vector<std::string> name_list(const Json& value, const std::string& key);
 

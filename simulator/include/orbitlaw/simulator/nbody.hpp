@@ -97,6 +97,7 @@ enum class IntegratorKind {
 };
 IntegratorKind parse_integrator(const std::string& name);  // throws orbitlaw::Error naming the valid ones
 std::string integrator_name(IntegratorKind kind);
+std::vector<std::string> integrator_names();  // every name parse_integrator takes
 
 struct IntegratorSettings {
   IntegratorKind kind = IntegratorKind::kRungeKuttaFehlberg78;

@@ -1,7 +1,7 @@
 #pragma once
 // LSSAR's near-uniform cut-off (docs/design.md section 5), the one definition that every implementation of
 // LSSAR uses: the unfused reference (model/src/attention.cpp), the fused kernels and their CPU emulation
-// (model/cuda/include/orbitlaw/fused_attention_tiles.hpp) and the fused tests' float64 reference. It is
+// (model/include/orbitlaw/model/fused_attention_tiles.hpp) and the fused tests' float64 reference. It is
 // compiled by g++ (C++20) and by nvcc (C++17, device code): no includes, nothing newer than C++17.
 
 namespace orbitlaw::model {
