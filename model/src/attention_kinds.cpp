@@ -106,6 +106,14 @@ torch::Tensor lssar_weights(const AttentionScores& in) {
   return lssar_reweight(lssa_weights(in), in.spec.p, in.spec.offset_rows, in.row_offset);
 }
 
+// Sigmoid attention (Ramapuram et al., ICLR 2025): A_ij = sigmoid(q.k / sqrt(d) - ln n_i) for j <= i, 0
+// above. Rows are not normalised; the bias -ln n_i keeps a row's total weight of order 1 at any length.
+torch::Tensor sigmoid_weights(const AttentionScores& in) {
+  auto n = keys_seen(in.q.size(-2), in.row_offset, in.q.options());
+  auto a = torch::sigmoid(scaled_dot_products(in) - torch::log(n));
+  return a * visible(in, 0).to(a.scalar_type());
+}
+
 // The fused LSSA/LSSAR kernel (model/cuda) computes O_i with offset_rows = 3 only.
 std::string lssa_fused_refuses(const AttentionSpec& spec) {
   return spec.offset_rows == 3 ? "" : "the fused kernel needs offset_rows = 3";
@@ -160,6 +168,11 @@ std::vector<AttentionKindInfo> make_registry() {
                    .description = "softmax over each row's last `window` keys (itself included)",
                    .keys = {"window"},
                    .weights = window_weights});
+  kinds.push_back({.name = "sigmoid",
+                   .description = "sigmoid attention: sigmoid(q.k / sqrt(d) - ln n_i), rows not normalised",
+                   .keys = {},
+                   .weights = sigmoid_weights,
+                   .rows_sum_to_one = false});
   return kinds;
 }
 

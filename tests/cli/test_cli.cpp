@@ -132,13 +132,13 @@ TEST(Cli, ConfigShowIsShowConfigAndHelpPointsToTheKeys) {
   }
   // The registry's kinds, each with the keys it reads.
   const auto kinds = run_orbitlaw("config kinds");
-  for (const char* kind : {"softmax", "lssa", "lssar", "ssmax", "window"})
+  for (const char* kind : {"softmax", "lssa", "lssar", "ssmax", "window", "sigmoid"})
     EXPECT_NE(("\n" + kinds.output).find(std::string("\n") + kind + " "), std::string::npos) << kinds.output;
   EXPECT_NE(kinds.output.find("model.p, model.offset_rows"), std::string::npos) << kinds.output;
   const auto unknown = run_orbitlaw("train --show-config --set model.attention=linear");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_NE(
-      unknown.output.find("model.attention must be one of: softmax, lssa, lssar, ssmax, window"),
+      unknown.output.find("model.attention must be one of: softmax, lssa, lssar, ssmax, window, sigmoid"),
       std::string::npos)
       << unknown.output;
 }

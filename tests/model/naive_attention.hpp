@@ -61,6 +61,9 @@ inline torch::Tensor naive_head_attention(const torch::Tensor& q, const torch::T
         const bool kept = u.max().item<double>() > kLssarUniformTolerance;
         w = kept ? r / r.sum() : torch::zeros_like(r);
       }
+    } else if (kind == AttentionKind::parse("sigmoid")) {
+      // sigmoid(q.k / sqrt(d) - ln n), one key at a time: 1 / (1 + exp(-(x))).
+      w = 1 / (1 + torch::exp(-(keys.mv(qi) / std::sqrt(d) - std::log(n))));
     } else {
       throw std::logic_error("naive_attention: no reference for attention kind '" + to_string(kind) +
                              "': add one here with the kind");

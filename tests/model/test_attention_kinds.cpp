@@ -1,6 +1,12 @@
-// The attention registry: names, labels, and what decides the fused path and the learned scale. (Every kind
-// is also checked against the naive float64 reference in test_attention.cpp and trained in test_gpt.cpp, both
-// looping over the registry.)
+// The attention registry: names, labels, what decides the fused path and the learned scale, and the sigmoid
+// kind added through it, against hand-computed weights. (Every kind is also checked against the naive float64
+// reference in test_attention.cpp and trained in test_gpt.cpp, both looping over the registry.)
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "orbitlaw/model/attention.hpp"
 #include "orbitlaw/model/attention_kinds.hpp"
 #include "orbitlaw/model/attention_path.hpp"
 #include "orbitlaw/model/gpt.hpp"
@@ -16,7 +22,7 @@ TEST(AttentionKinds, EveryKindParsesByNameAndUnknownNamesListThem) {
     FAIL() << "an unknown kind parsed";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "unknown attention kind 'linear' (known: softmax, lssa, lssar, ssmax, window)");
+              "unknown attention kind 'linear' (known: softmax, lssa, lssar, ssmax, window, sigmoid)");
   }
 }
 
@@ -26,6 +32,8 @@ TEST(AttentionKinds, LabelsCarryTheKindsLabelDetail) {
   spec.kind = AttentionKind::kLssar;
   spec.p = 15;
   EXPECT_EQ(attention_label(spec), "lssar (p = 15)");
+  spec.kind = AttentionKind::parse("sigmoid");
+  EXPECT_EQ(attention_label(spec), "sigmoid");
 }
 
 TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndOnlyTheSoftplusKindsHaveAFusedKernel) {
@@ -47,6 +55,24 @@ TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndOnlyTheSoftplusKindsHaveAFusedKerne
         choose_attention_path(config, torch::Device(torch::kCPU), true, [](auto&&...) { return 0.0; });
     EXPECT_EQ(path.fused, softplus) << info.name << ": " << path.reason;
   }
+}
+
+// sigmoid(q.k / sqrt(d) - ln n_i) for j <= i, by hand: d = 1, q = (1, 2), k = (1, -1).
+TEST(AttentionKinds, SigmoidWeightsByHand) {
+  auto q = torch::tensor({1.0, 2.0}, torch::kFloat64).view({1, 1, 2, 1});
+  auto k = torch::tensor({1.0, -1.0}, torch::kFloat64).view({1, 1, 2, 1});
+  AttentionSpec spec;
+  spec.kind = AttentionKind::parse("sigmoid");
+  auto w = attention_weights(q, k, spec).view({2, 2});
+  auto sigmoid = [](double x) { return 1 / (1 + std::exp(-x)); };
+  EXPECT_NEAR(w[0][0].item<double>(), sigmoid(1), 1e-15);
+  EXPECT_EQ(w[0][1].item<double>(), 0);  // the future is not seen
+  EXPECT_NEAR(w[1][0].item<double>(), sigmoid(2 - std::log(2)), 1e-15);
+  EXPECT_NEAR(w[1][1].item<double>(), sigmoid(-2 - std::log(2)), 1e-15);
+  // Its config round-trips through JSON, as a checkpoint stores it.
+  ModelConfig config;
+  config.attention.kind = spec.kind;
+  EXPECT_EQ(ModelConfig::from_json(config.to_json()).attention.kind, spec.kind);
 }
 
 }  // namespace
