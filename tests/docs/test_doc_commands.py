@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""The commands in the code blocks of README.md and docs/*.md: every one parses, and the blocks marked runnable run.
+"""The commands in the code blocks of README.md, docs/*.md, probe/README.md and model/cuda/README.md: every one
+parses, and the blocks marked runnable run.
 
 usage: test_doc_commands.py ORBITLAW PYTHON   (exit 0 when every test passes; ORBITLAW defaults to $ORBITLAW_BIN)
 
@@ -52,7 +53,8 @@ COMMAND_LINE = re.compile(r"^\s*([A-Z_][A-Z0-9_]*=\S*\s+)*(\$\{?\w+|(\S*/)?orbit
 
 
 def documents():
-    return [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
+    return [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + \
+        [os.path.join(ROOT, "probe", "README.md"), os.path.join(ROOT, "model", "cuda", "README.md")]
 
 
 def blocks(text):
