@@ -2,7 +2,7 @@
 """The report of one experiment run folder: Markdown plus a self-contained HTML page (PNGs inlined).
 
 Usage: report.py --run RUN_DIR [--out DIR]   (default DIR: RUN_DIR/report)
-       report.py --results-page PAGE.md --run RUN_DIR [--run RUN_DIR ...]
+       report.py --results-page PAGE.md [--check] --run RUN_DIR [--run RUN_DIR ...]
          (the results page of one or more run folders of an experiment, experiments/lib/results_page.py; it
          writes PAGE.md only, nothing into the run folders)
 
@@ -21,6 +21,7 @@ tables and plots it rests on, per model and seed; provenance and what is missing
 """
 import argparse
 import datetime
+import difflib
 import glob
 import json
 import math
@@ -895,9 +896,14 @@ def write_report():
     parser.add_argument("--out", help="report folder (default RUN/report)")
     parser.add_argument("--results-page", metavar="PAGE", help="write the results page of the run folders to PAGE "
                         "instead of a report")
+    parser.add_argument("--check", action="store_true", help="with --results-page: write nothing; exit 1 where PAGE "
+                        "differs from the page these run folders give")
     args = parser.parse_args()
     if args.results_page:
-        return write_results_page(args.results_page, args.run)
+        return write_results_page(args.results_page, args.run, args.check)
+    if args.check:
+        print("report: error: --check goes with --results-page", file=sys.stderr)
+        return 1
     if len(args.run) != 1:
         print("report: error: one --run per report (several only with --results-page)", file=sys.stderr)
         return 1
@@ -952,8 +958,9 @@ def write_report():
     return 0
 
 
-def write_results_page(page, runs):
-    """The results page of `runs` (run folders of one experiment), written to `page`; the runs are only read."""
+def write_results_page(page, runs, check=False):
+    """The results page of `runs` (run folders of one experiment), written to `page`, or with `check` compared
+    with it; the runs are only read."""
     folders = [os.path.abspath(r) for r in runs]
     experiments = set()
     for run in folders:
@@ -967,7 +974,21 @@ def write_results_page(page, runs):
         raise ReportError(f"the run folders are of different experiments ({', '.join(sorted(experiments))}); "
                           "one results page per experiment")
     command = " ".join(["python3 experiments/report.py", "--results-page", page] + [f"--run {r}" for r in runs])
-    write_atomic(os.path.abspath(page), results_page.page(experiments.pop(), folders, command))
+    text = results_page.page(experiments.pop(), folders, command)
+    if check:
+        try:
+            with open(page) as f:
+                current = f.read()
+        except OSError as e:
+            raise ReportError(f"cannot read '{page}': {e.strerror}") from None
+        if current != text:
+            print("\n".join(difflib.unified_diff(current.splitlines(), text.splitlines(), page, "from the run folders",
+                                                 lineterm="")))
+            print(f"report: error: '{page}' differs from the page its run folders give", file=sys.stderr)
+            return 1
+        print(f"report: '{page}' is the page its run folders give")
+        return 0
+    write_atomic(os.path.abspath(page), text)
     print(f"report: results page of {len(folders)} run folder{'s' if len(folders) != 1 else ''} -> {page}")
     return 0
 

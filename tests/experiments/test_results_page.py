@@ -128,6 +128,21 @@ class Page(unittest.TestCase):
                       "add up to 1 min 30 s)", text)
         self.assertNotIn("anecdote", text)
 
+    def test_check_finds_a_hand_edited_page(self):
+        run = os.path.join(self.tmp, "run-3")
+        make_run(run)
+        page = os.path.join(self.tmp, "page.md")
+        self.assertEqual(self.generate(run, page=page)[0].returncode, 0)
+        check = [PYTHON, os.path.join(ROOT, "experiments", "report.py"), "--results-page", page, "--check", "--run", run]
+        self.assertEqual(subprocess.run(check, capture_output=True).returncode, 0)
+        with open(page) as f:
+            text = f.read()
+        with open(page, "w") as f:
+            f.write(text.replace("| 1 of 3 |", "| 3 of 3 |"))
+        result = subprocess.run(check, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("+| model A [a] | 3 | 1 of 3 |", result.stdout)
+
     def test_one_seed_and_missing_records_are_said(self):
         run = os.path.join(self.tmp, "run-1")
         make_run(run, seeds=1, provenance=False)
