@@ -19,8 +19,8 @@
 #   data    Vafa et al.'s distribution restricted like the quickstart's (1-3 planets within 5 AU, observed
 #           weekly), tokenized over +-6 AU in 840 bins: 0.0143 AU, the published bin width. Why not the full
 #           published distribution (1-10 planets to 42 AU, 7000 bins over +-50 AU): measured on 2 CPU cores
-#           (4 x 4 x 128 model, batch 16, lr 3e-3, context 256; 128 on the slice; docs/experiments.md has the
-#           commands), it had not even reached the unigram loss after
+#           (4 x 4 x 128 model, batch 16, lr 3e-3, context 256; 128 on the slice; docs/changelog.md says where the
+#           measurement is), it had not even reached the unigram loss after
 #           4.0M tokens (validation 6.91 nats, unigram 6.77; 1-step error 53 AU against 0.76 AU for "previous
 #           position"), while this slice at 840 bins reached 1.77 nats (unigram 4.84) after 6.1M tokens, with a
 #           1-step median error of 0.025 AU against 0.073 AU. With ~6.4e7 tokens per model here, the slice is

@@ -2,6 +2,9 @@
 """The report of one experiment run folder: Markdown plus a self-contained HTML page (PNGs inlined).
 
 Usage: report.py --run RUN_DIR [--out DIR]   (default DIR: RUN_DIR/report)
+       report.py --results-page PAGE.md [--check] --run RUN_DIR [--run RUN_DIR ...]
+         (the results page of one or more run folders of an experiment, experiments/lib/results_page.py; it
+         writes PAGE.md only, nothing into the run folders)
 
 Everything in the report is read from the run folder's own outputs (docs/experiments.md lists the files and
 keys): the compare tables, the training metrics, eval results, probe predictions and symbolic-regression
@@ -18,6 +21,7 @@ tables and plots it rests on, per model and seed; provenance and what is missing
 """
 import argparse
 import datetime
+import difflib
 import glob
 import json
 import math
@@ -29,6 +33,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib
 import answer  # noqa: E402  the answer section's statistics and sentences
 import behaviour_table  # noqa: E402  the behavioural test's tables (docs/design.md section 6c)
 import report_html  # noqa: E402  the HTML page of the report's Markdown
+import results_page  # noqa: E402  docs/results/<experiment>.md from run folders
 from expconfig import model_seeds, seed_count  # noqa: E402  the driver's own rule for the seeds of a model
 
 # The plotting stack is installed by scripts/setup.sh. On a machine without it (the bare GPU machine of
@@ -886,10 +891,23 @@ def main():
 
 def write_report():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--run", required=True, help="experiment run folder")
+    parser.add_argument("--run", required=True, action="append", help="experiment run folder (several with "
+                        "--results-page)")
     parser.add_argument("--out", help="report folder (default RUN/report)")
+    parser.add_argument("--results-page", metavar="PAGE", help="write the results page of the run folders to PAGE "
+                        "instead of a report")
+    parser.add_argument("--check", action="store_true", help="with --results-page: write nothing; exit 1 where PAGE "
+                        "differs from the page these run folders give")
     args = parser.parse_args()
-    run = os.path.abspath(args.run)
+    if args.results_page:
+        return write_results_page(args.results_page, args.run, args.check)
+    if args.check:
+        print("report: error: --check goes with --results-page", file=sys.stderr)
+        return 1
+    if len(args.run) != 1:
+        print("report: error: one --run per report (several only with --results-page)", file=sys.stderr)
+        return 1
+    run = os.path.abspath(args.run[0])
     config_path = os.path.join(run, "experiment.json")
     if not os.path.exists(config_path):
         print(f"report: error: '{run}' is not a run folder (no experiment.json)", file=sys.stderr)
@@ -937,6 +955,41 @@ def write_report():
     summary = {"format": REPORT_FORMAT, "complete": True, "plots": rep.plots, "missing": [{"what": w, "why": y} for w, y in rep.missing]}
     write_atomic(os.path.join(out, "report.json"), json.dumps(summary, indent=2) + "\n")
     print(f"report: {len(rep.plots)} plots, {len(rep.missing)} missing items -> {out}")
+    return 0
+
+
+def write_results_page(page, runs, check=False):
+    """The results page of `runs` (run folders of one experiment), written to `page`, or with `check` compared
+    with it; the runs are only read."""
+    folders = [os.path.abspath(r) for r in runs]
+    experiments = set()
+    for run in folders:
+        config_path = os.path.join(run, "experiment.json")
+        if not os.path.exists(config_path):
+            raise ReportError(f"'{run}' is not a run folder (no experiment.json)")
+        experiments.add(read_json(config_path).get("experiment", "?"))
+        if os.path.commonpath([run, os.path.abspath(page)]) == run:
+            raise ReportError(f"the results page '{page}' would be written inside the run folder '{run}'")
+    if len(experiments) != 1:
+        raise ReportError(f"the run folders are of different experiments ({', '.join(sorted(experiments))}); "
+                          "one results page per experiment")
+    command = " ".join(["python3 experiments/report.py", "--results-page", page] + [f"--run {r}" for r in runs])
+    text = results_page.page(experiments.pop(), folders, command)
+    if check:
+        try:
+            with open(page) as f:
+                current = f.read()
+        except OSError as e:
+            raise ReportError(f"cannot read '{page}': {e.strerror}") from None
+        if current != text:
+            print("\n".join(difflib.unified_diff(current.splitlines(), text.splitlines(), page, "from the run folders",
+                                                 lineterm="")))
+            print(f"report: error: '{page}' differs from the page its run folders give", file=sys.stderr)
+            return 1
+        print(f"report: '{page}' is the page its run folders give")
+        return 0
+    write_atomic(os.path.abspath(page), text)
+    print(f"report: results page of {len(folders)} run folder{'s' if len(folders) != 1 else ''} -> {page}")
     return 0
 
 

@@ -110,55 +110,73 @@ def labels_in_order(run):
     return {kind: (spec or {}).get("label", kind) for kind, spec in models.items()}
 
 
-def answer_line(kind, label, bs):
-    """One model kind's answer in one line: verdict over its seeds, the 1-step ratio to constant acceleration
-    with its interval (or "one seed"), where it sits on the ladder, and s."""
+def kind_cells(bs):
+    """One model kind's answer over its seeds (bs: each seed's eval.json "behaviour"), as text: verdict, the
+    1-step ratio to constant acceleration with its interval (or "one seed"), ladder places, r exponent, s and,
+    where the star's mass varies, the mass exponent. The terminal's answer line and the results pages
+    (experiments/lib/results_page.py) both print these."""
     ratio = [b["one_step_error_au"]["model"]["median"] / b["one_step_error_au"]["constant_acceleration"]["median"]
              for b in bs]
     slope = [b["transplant"]["slope"] for b in bs if b["transplant"]["slope"] is not None]
     learned = sum(1 for b in bs if b["verdict"]["learned"])
     n = len(bs)
+    failed = sorted({f for b in bs for f in b["verdict"]["failed"]})
     if n >= 3 and learned == n:
         verdict = f"LEARNED Newton (all {n} seeds)"
     elif n >= 3:
         verdict = f"not learned (passes in {learned} of {n} seeds)"
     else:
-        failed = sorted({f for b in bs for f in b["verdict"]["failed"]})
         passes = f"passes in {learned} of {n} seed{'s' if n != 1 else ''}"
-        if len(failed) > 2:
-            failed = [f"{len(failed)} conditions"]
-        verdict = f"no verdict, {passes}" + (f" (fails: {'; '.join(failed)})" if failed else "")
+        shown = [f"{len(failed)} conditions"] if len(failed) > 2 else failed
+        verdict = f"no verdict, {passes}" + (f" (fails: {'; '.join(shown)})" if shown else "")
 
     def spread(values):
         m, h = interval(values)
         return f"{fmt(m)} ± {fmt(h)}" if h is not None else f"{fmt(m)} (one seed)"
 
-    ladders = sorted({b["ladder_position"] for b in bs})
     laws = [b["implied_acceleration"]["power_law"] for b in bs]
     if n == 1:
         lo, hi = laws[0]["r_exponent_ci95"]
         exponent = f"{fmt(laws[0]['r_exponent'], 4)} [{fmt(lo, 4)}, {fmt(hi, 4)}]"
     else:
         exponent = f"{spread([law['r_exponent'] for law in laws])} over seeds"
-    line = (f"- {label} [{kind}]: {verdict}. 1-step median error {spread(ratio)} of constant acceleration's; "
-            f"{' / '.join(ladders)}")
-    line += f"; a_impl r exponent {exponent}"
-    if slope:
-        line += f"; transplant slope s = {spread(slope)}"
+    masses = [law["mass_exponent"] for law in laws if law.get("mass_varies") and law.get("mass_exponent") is not None]
+    mass_slope = [b["mass_transplant"]["slope"] for b in bs
+                  if (b.get("mass_transplant") or {}).get("slope") is not None]
+    return {"seeds": n, "learned": learned, "verdict": verdict, "ratio": spread(ratio), "ratios": ratio,
+            "ladder": " / ".join(sorted({b["ladder_position"] for b in bs})), "exponent": exponent,
+            "s": spread(slope) if slope else None, "mass_exponent": spread(masses) if masses else None,
+            "mass_exponents": masses, "mass_s": spread(mass_slope) if mass_slope else None, "failed": failed}
+
+
+def answer_line(kind, label, bs):
+    """One model kind's answer in one line: verdict over its seeds, the 1-step ratio to constant acceleration
+    with its interval (or "one seed"), where it sits on the ladder, and s."""
+    c = kind_cells(bs)
+    line = (f"- {label} [{kind}]: {c['verdict']}. 1-step median error {c['ratio']} of constant acceleration's; "
+            f"{c['ladder']}; a_impl r exponent {c['exponent']}")
+    if c["s"]:
+        line += f"; transplant slope s = {c['s']}"
     return line + "."
+
+
+def by_kind(run):
+    """{kind: [each seed's behaviour]} in the experiment's config order, and {kind: label}."""
+    kinds = {}
+    for _, kind, b in rows_of(run):
+        kinds.setdefault(kind, []).append(b)
+    labels = labels_in_order(run)
+    order = [k for k in labels if k in kinds] + [k for k in kinds if k not in labels]
+    return {k: kinds[k] for k in order}, labels
 
 
 def terminal_text(run):
     """What an experiment prints at its end (the report's laws.md) where eval measured the behaviour: one line
     per model kind (the law searches stay in the report); None where nothing was measured."""
-    found = rows_of(run)
-    if not found:
+    kinds, labels = by_kind(run)
+    if not kinds:
         return None
-    kinds = {}
-    for _, kind, b in found:
-        kinds.setdefault(kind, []).append(b)
-    labels = labels_in_order(run)
-    order = [k for k in labels if k in kinds] + [k for k in kinds if k not in labels]
+    order = list(kinds)
     seeds = max(len(bs) for bs in kinds.values())
     lines = ["Learned gravity, read from each model's own next-position predictions (docs/design.md section 6c; no "
              "probe is fitted). A model learned Newton only if every seed (at least 3) passes every condition: "

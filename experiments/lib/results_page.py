@@ -1,0 +1,307 @@
+"""A results page (docs/results/<experiment>.md): the answer of one or more run folders of an experiment, each
+with the command, commits, machine, threads, seeds and wall time that its own records hold.
+
+Written by `experiments/report.py --results-page PATH --run RUN [--run RUN ...]`, which reads the run folders
+and writes nothing into them. Every number is read from the run folder: the behaviour from each model's
+eval.json (the tables of experiments/lib/behaviour_table.py), the probes from compare/compare.json, the command
+and commit from provenance.json, the machine and threads from the stages' *.provenance.json, the wall time from
+stages/*.done. What a run folder does not record is printed as "not recorded".
+
+The README's answer table is generated from these pages (scripts/readme_answer.py), so the marker lines
+(`<!-- answer-table RUN -->`) and the answer table's header are an interface: change them together.
+"""
+import datetime
+import glob
+import itertools
+import json
+import math
+import os
+
+import behaviour_table
+from expconfig import model_seeds, seed_count
+
+NOT_RECORDED = "not recorded"
+ANSWER_MARKER = "<!-- answer-table {run} seeds={seeds} -->"
+ANSWER_HEADER = ["model", "seeds", "learned in", "1-step median / constant acceleration's", "ladder",
+                 "a_impl r exponent", "s", "star-mass exponent"]
+
+
+# --- statistics: the Welch interval of a difference of two means -------------------------------------------
+
+
+def _betacf(a, b, x):
+    """Continued fraction of the regularized incomplete beta function (Numerical Recipes, betacf)."""
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-14:
+            break
+    return h
+
+
+def t_cdf(t, df):
+    """P(T <= t) for Student's t with df (not necessarily integer) degrees of freedom."""
+    x = df / (df + t * t)
+    a, b = df / 2.0, 0.5
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    tail = front * _betacf(a, b, x) / a if x < (a + 1) / (a + b + 2) else 1.0 - front * _betacf(b, a, 1 - x) / b
+    return 1.0 - 0.5 * tail if t > 0 else 0.5 * tail
+
+
+def t_quantile(p, df):
+    lo, hi = 0.0, 1000.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def welch(a, b):
+    """(mean(a) - mean(b), 95% interval low, high) with Welch's degrees of freedom; None below 2 values each."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    ma, mb = sum(a) / len(a), sum(b) / len(b)
+    va = sum((x - ma) ** 2 for x in a) / (len(a) - 1) / len(a)
+    vb = sum((x - mb) ** 2 for x in b) / (len(b) - 1) / len(b)
+    se = math.sqrt(va + vb)
+    if se == 0:
+        return ma - mb, ma - mb, ma - mb
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    h = t_quantile(0.975, df) * se
+    return ma - mb, ma - mb - h, ma - mb + h
+
+
+# --- what the run folder records ---------------------------------------------------------------------------
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def duration(seconds):
+    seconds = int(round(seconds))
+    return f"{seconds // 60} min {seconds % 60} s" if seconds >= 60 else f"{seconds} s"
+
+
+def utc(text):
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ")
+
+
+def wall_time(run):
+    """The span from the first stage's start to the last stage's end, the sum of the stages' own times, and how
+    often the driver was invoked on the folder."""
+    done = [d for d in (read_json(p) for p in sorted(glob.glob(os.path.join(run, "stages", "*.done")))) if d]
+    done = [d for d in done if d.get("started_utc") and d.get("finished_utc")]
+    if not done:
+        return NOT_RECORDED
+    span = (max(utc(d["finished_utc"]) for d in done) - min(utc(d["started_utc"]) for d in done)).total_seconds()
+    total = sum(d.get("seconds") or 0 for d in done)
+    try:
+        with open(os.path.join(run, "logs", "invocations.log")) as f:
+            invocations = sum(1 for line in f if line.strip())
+    except OSError:
+        invocations = None
+    text = (f"{duration(span)} from the first stage's start to the last stage's end ({len(done)} stages; their "
+            f"own times add up to {duration(total)})")
+    if invocations == 1:
+        text += "; one invocation of the driver"
+    elif invocations:
+        text += f"; {invocations} invocations of the driver (the span includes the time between them)"
+    return text
+
+
+def stage_provenances(run):
+    found = []
+    for path in sorted(glob.glob(os.path.join(run, "**", "*.provenance.json"), recursive=True)):
+        record = read_json(path)
+        if isinstance(record, dict):
+            found.append(record)
+    return found
+
+
+def joined(values):
+    values = sorted({str(v) for v in values if v is not None})
+    return ", ".join(values) if values else NOT_RECORDED
+
+
+def provenance_items(run, config):
+    """(what, value) pairs of the run's provenance, each read from its records or NOT_RECORDED."""
+    top = read_json(os.path.join(run, "provenance.json")) or {}
+    stages = stage_provenances(run)
+    trains = [p for p in stages if p.get("stage") == "train"]
+    evals = [p for p in stages if p.get("stage") == "eval"]
+    revision = top.get("git_revision")
+    driver = NOT_RECORDED if not revision else (revision[:7] + (" with uncommitted changes" if top.get("git_dirty")
+                                                                  else ""))
+    binaries = joined(p.get("git_revision", "")[:7] or None for p in stages)
+    eval_threads = joined((p.get("config") or {}).get("threads") for p in evals)
+    if eval_threads != NOT_RECORDED:
+        eval_threads = f"setting {eval_threads} (0: LibTorch's default); the number used is {NOT_RECORDED}"
+    seeds = {}
+    for kind in (config.get("models") or {}):
+        try:
+            seeds[kind] = model_seeds(config, kind)
+        except ValueError:
+            seeds[kind] = None
+    seed_text = joined(", ".join(map(str, s)) for s in seeds.values() if s) if seeds else NOT_RECORDED
+    if len({tuple(s) for s in seeds.values() if s}) == 1:
+        seed_text = f"{seed_count(config)} per model: " + seed_text
+    cpus = top.get("cpus")
+    return [
+        ("command", f"`{top['command_line'].strip()}`" if top.get("command_line") else NOT_RECORDED),
+        ("commit (driver and configs)", driver),
+        ("commit (orbitlaw binary, from the stages' provenance)", binaries),
+        ("machine", f"host {top.get('host', NOT_RECORDED)}, {cpus if cpus else NOT_RECORDED} CPUs"),
+        ("CPU capability (LibTorch)", joined(p.get("cpu_capability") for p in trains)),
+        ("threads: train", joined(p.get("cpu_threads") for p in trains)),
+        ("threads: eval", eval_threads),
+        ("training seeds", seed_text),
+        ("wall time", wall_time(run)),
+        ("started", top.get("created_utc", NOT_RECORDED)),
+        ("smoke size", "yes" if config.get("smoke") else "no"),
+    ]
+
+
+# --- tables ------------------------------------------------------------------------------------------------
+
+
+def cell(text):
+    return str(text).replace("|", "\\|")
+
+
+def table(header, rows):
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+
+
+def answer_rows(run):
+    kinds, labels = behaviour_table.by_kind(run)
+    rows = []
+    for kind, bs in kinds.items():
+        c = behaviour_table.kind_cells(bs)
+        s = c["s"] or "–"
+        if c["mass_s"]:
+            s = f"{c['mass_s']} (mass transplant); {s} (full)"
+        rows.append([f"{labels.get(kind, kind)} [{kind}]", str(c["seeds"]), f"{c['learned']} of {c['seeds']}",
+                     c["ratio"], c["ladder"], c["exponent"], s, c["mass_exponent"] or "–"])
+    return rows
+
+
+def difference_rows(run):
+    """Every pair of model kinds with at least 2 seeds each: the difference of their 1-step ratios (and of their
+    star-mass exponents where both have one), with its Welch 95% interval."""
+    kinds, _ = behaviour_table.by_kind(run)
+    cells = {k: behaviour_table.kind_cells(bs) for k, bs in kinds.items()}
+    rows = []
+    for a, b in itertools.combinations(cells, 2):
+        for what, key in (("1-step ratio", "ratios"), ("star-mass exponent", "mass_exponents")):
+            d = welch(cells[a][key], cells[b][key])
+            if d is None:
+                continue
+            excludes = "yes" if d[1] > 0 or d[2] < 0 else "no"
+            rows.append([f"{a} − {b}", what, behaviour_table.fmt(d[0]),
+                         f"[{behaviour_table.fmt(d[1])}, {behaviour_table.fmt(d[2])}]", excludes])
+    return rows
+
+
+# The probes of a model, and the raw-input control (a ridge on the last 3 positions, no network), whose rows are
+# per model kind as well: its labels and data are the kind's.
+MODEL_PROBES = ("linear", "finetune", "linear_vector", "raw_input_vector")
+
+
+def probe_rows(run, config):
+    """Per model kind and probe: R² over seeds, Newton galaxies per seed (srbench / strict tier) under each
+    protocol, and the power-law exponent of the probe's output in r per seed."""
+    compare = read_json(os.path.join(run, "compare", "compare.json"))
+    if not compare:
+        return []
+    several = seed_count(config) > 1
+    values = {}  # (kind, probe) -> {"r2": {seed: r2}, protocol: {seed: (srbench, strict, n)}, "e": {seed: e}}
+    for row in compare.get("rows") or []:
+        tag, probe = row.get("model", ""), row.get("probe")
+        kind, _, seed = tag.partition("/seed-") if several else (tag, "", "1")
+        if probe not in MODEL_PROBES:
+            continue
+        v = values.setdefault((kind, probe), {"r2": {}, "e": {}})
+        v["r2"][seed] = row.get("r2")
+        e = (row.get("exponents") or {}).get("e") or [None]
+        v["e"][seed] = e[0]
+        if row.get("protocol"):
+            tiers = row.get("tiers") or {}
+            v.setdefault(row["protocol"], {})[seed] = (tiers.get("srbench"), tiers.get("strict"),
+                                                      len(row.get("galaxies") or []))
+    rows = []
+    for (kind, probe), v in values.items():
+        r2 = [x for x in v["r2"].values() if x is not None]
+        mean, half = behaviour_table.interval(r2) if r2 else (None, None)
+        r2_text = "–" if mean is None else (f"{behaviour_table.fmt(mean)} ± {behaviour_table.fmt(half)}"
+                                            if half is not None else f"{behaviour_table.fmt(mean)} (one seed)")
+
+        def galaxies(protocol):
+            per_seed = v.get(protocol) or {}
+            return ", ".join(f"{s} / {t} of {n}" for s, t, n in per_seed.values()) or "–"
+
+        exponents = ", ".join(behaviour_table.fmt(x, 3) for x in v["e"].values() if x is not None) or "–"
+        name = f"{probe} (no network)" if probe == "raw_input_vector" else probe
+        rows.append([kind, name, str(len(v["r2"])), r2_text, galaxies("published"), galaxies("extended"), exponents])
+    return rows
+
+
+def run_section(run):
+    config = read_json(os.path.join(run, "experiment.json")) or {}
+    name = os.path.basename(os.path.normpath(run))
+    seeds = seed_count(config)
+    lines = [f"## Run `{name}`: {seeds} seed{'s' if seeds != 1 else ''} per model", ""]
+    if seeds < 3:
+        lines += [f"{seeds} seed{'s' if seeds != 1 else ''} per model: an anecdote, not a verdict (the verdict "
+                  "needs every one of at least 3 seeds to pass).", ""]
+    lines += table(["record", "value"], provenance_items(run, config)) + [""]
+    answers = answer_rows(run)
+    if answers:
+        lines += ["Each model's own predictions (docs/design.md section 6c). Over seeds: mean ± half-width of the "
+                  "95% Student-t interval; with one seed, the bootstrap interval of the exponent over systems.", "",
+                  ANSWER_MARKER.format(run=name, seeds=seeds)]
+        lines += table(ANSWER_HEADER, answers) + [""]
+        differences = difference_rows(run)
+        if differences:
+            lines += ["Differences between model kinds (first minus second), Welch 95% intervals over seeds; every "
+                      "pair is listed, with no correction for the number of comparisons.", ""]
+            lines += table(["kinds", "quantity", "difference", "95% interval", "excludes 0"], differences) + [""]
+        rows, _ = behaviour_table.tables(run)
+        lines += ["Per seed:", ""] + table(behaviour_table.HEADER, rows) + [""]
+    else:
+        lines += ["No model's eval measured the behaviour in this run.", ""]
+    probes = probe_rows(run, config)
+    if probes:
+        lines += ["Supervised probes of the acceleration (compare/compare.json). A probe is fitted to its labels, so "
+                  "its law is the labels' law; the controls show what it reads without a trained network. Newton "
+                  "galaxies per seed as srbench / strict tier of the galaxies searched; exponent: the power law "
+                  "of the probe's output in r, per seed.", ""]
+        lines += table(["model", "probe", "seeds", "R²", "Newton galaxies (published protocol)",
+                        "Newton galaxies (extended protocol)", "exponent per seed"], probes) + [""]
+    return lines
+
+
+def page(experiment, runs, command):
+    lines = [f"# Results: {experiment}", "",
+             "Generated from run folders by the report step; do not edit by hand, regenerate:", "",
+             "```", command, "```", "",
+             "The run folders are not in the repository; each section names the command and commits that made its "
+             "folder. How to read these tables: docs/experiments.md (Reading the report); the test and the verdict: "
+             "docs/design.md section 6c.", ""]
+    for run in runs:
+        lines += run_section(run)
+    return "\n".join(lines).rstrip() + "\n"

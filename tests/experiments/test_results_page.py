@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Tests of the results pages (experiments/report.py --results-page, experiments/lib/results_page.py) on a
+hand-made run folder whose numbers are known: the answer table's intervals, the Welch interval of a
+difference, the provenance read from the records or said to be missing, and that the run folder is only read.
+
+usage: test_results_page.py PYTHON   (exit 0 when every test passes)
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "experiments", "lib"))
+import results_page  # noqa: E402
+
+PYTHON = sys.argv[1] if len(sys.argv) > 1 else sys.executable
+
+
+def behaviour(ratio, exponent, slope, learned):
+    """An eval.json "behaviour" whose 1-step median is `ratio` times constant acceleration's."""
+    return {
+        "available": True, "ladder_position": "between constant acceleration and the Newton step",
+        "verdict": {"learned": learned, "failed": [] if learned else ["r exponent interval does not contain -2.00"]},
+        "one_step_error_au": {"model": {"median": ratio * 0.001}, "constant_acceleration": {"median": 0.001},
+                              "newton_step": {"median": 1e-6}},
+        "implied_acceleration": {"power_law": {"r_exponent": exponent, "r_exponent_ci95": [exponent - 0.01,
+                                                                                            exponent + 0.01]},
+                                 "constant_ratio": 1.0, "median_angle_deg": 1.0},
+        "transplant": {"slope": slope},
+    }
+
+
+def write(path, value):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(value, f)
+
+
+def make_run(folder, seeds=3, provenance=True):
+    config = {"experiment": "demo", "seed": 1, "seeds": seeds, "stages": ["simulate", "train", "eval"],
+              "train": {"seed": 1}, "models": {"a": {"label": "model A"}, "b": {"label": "model B"}}}
+    write(os.path.join(folder, "experiment.json"), config)
+    # a: ratios 0.4, 0.5, 0.6 (mean 0.5, SD 0.1); b: 0.8, 0.9, 1.0 (mean 0.9, SD 0.1)
+    for kind, ratios in (("a", [0.4, 0.5, 0.6]), ("b", [0.8, 0.9, 1.0])):
+        for i, ratio in enumerate(ratios[:seeds]):
+            tag = f"{kind}/seed-{i + 1}" if seeds > 1 else kind
+            write(os.path.join(folder, "models", tag, "eval.json"),
+                  {"behaviour": behaviour(ratio, -2.0 + 0.01 * i, 0.01, kind == "a" and i == 0)})
+            if provenance:
+                write(os.path.join(folder, "models", tag, "train.provenance.json"),
+                      {"stage": "train", "git_revision": "b" * 40, "cpu_capability": "AVX2", "cpu_threads": 1})
+    if provenance:
+        write(os.path.join(folder, "provenance.json"),
+              {"git_revision": "a" * 40, "git_dirty": False, "command_line": "bash experiments/demo.sh --seeds 3",
+               "host": "box", "cpus": 4, "created_utc": "2026-01-01T00:00:00Z"})
+        write(os.path.join(folder, "stages", "train-a.done"),
+              {"started_utc": "2026-01-01T00:00:00Z", "finished_utc": "2026-01-01T00:01:00Z", "seconds": 60})
+        write(os.path.join(folder, "stages", "eval-a.done"),
+              {"started_utc": "2026-01-01T00:02:00Z", "finished_utc": "2026-01-01T00:02:30Z", "seconds": 30})
+
+
+def listing(folder):
+    out = []
+    for dirpath, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as f:
+                out.append((path, f.read()))
+    return sorted(out)
+
+
+class Statistics(unittest.TestCase):
+    def test_t_quantiles_are_the_tabled_ones(self):
+        for df, t in ((1, 12.706), (2, 4.303), (4, 2.776), (10, 2.228), (1000, 1.962)):
+            self.assertAlmostEqual(results_page.t_quantile(0.975, df), t, places=3)
+
+    def test_welch_interval_of_two_known_samples(self):
+        # difference -0.4; each mean's variance 0.01/3, Welch df = 4, t = 2.776: half-width 2.776 * sqrt(0.02/3)
+        d, lo, hi = results_page.welch([0.4, 0.5, 0.6], [0.8, 0.9, 1.0])
+        half = 2.7764 * (0.02 / 3) ** 0.5
+        self.assertAlmostEqual(d, -0.4)
+        self.assertAlmostEqual(lo, -0.4 - half, places=3)
+        self.assertAlmostEqual(hi, -0.4 + half, places=3)
+        self.assertIsNone(results_page.welch([1.0], [1.0, 2.0]))
+
+
+class Page(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def generate(self, *runs, page=None):
+        page = page or os.path.join(self.tmp, "page.md")
+        args = [PYTHON, os.path.join(ROOT, "experiments", "report.py"), "--results-page", page]
+        for run in runs:
+            args += ["--run", run]
+        result = subprocess.run(args, capture_output=True, text=True)
+        if result.returncode != 0:
+            return result, None
+        with open(page) as f:
+            return result, f.read()
+
+    def test_answer_table_and_provenance_from_the_records(self):
+        run = os.path.join(self.tmp, "run-3")
+        make_run(run)
+        before = listing(run)
+        result, text = self.generate(run)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(listing(run), before, "the run folder was written to")
+        self.assertIn("<!-- answer-table run-3 seeds=3 -->", text)
+        # 0.5 ± 4.303 * 0.1 / sqrt(3) = 0.248
+        self.assertIn("| model A [a] | 3 | 1 of 3 | 0.5 ± 0.248 |", text)
+        self.assertIn("| model B [b] | 3 | 0 of 3 | 0.9 ± 0.248 |", text)
+        self.assertIn("| a − b | 1-step ratio | -0.4 | [-0.627, -0.173] | yes |", text)
+        self.assertIn("| command | `bash experiments/demo.sh --seeds 3` |", text)
+        self.assertIn("| commit (driver and configs) | aaaaaaa |", text)
+        self.assertIn("| commit (orbitlaw binary, from the stages' provenance) | bbbbbbb |", text)
+        self.assertIn("| CPU capability (LibTorch) | AVX2 |", text)
+        self.assertIn("| threads: train | 1 |", text)
+        self.assertIn("| training seeds | 3 per model: 1, 2, 3 |", text)
+        self.assertIn("2 min 30 s from the first stage's start to the last stage's end (2 stages; their own times "
+                      "add up to 1 min 30 s)", text)
+        self.assertNotIn("anecdote", text)
+
+    def test_check_finds_a_hand_edited_page(self):
+        run = os.path.join(self.tmp, "run-3")
+        make_run(run)
+        page = os.path.join(self.tmp, "page.md")
+        self.assertEqual(self.generate(run, page=page)[0].returncode, 0)
+        check = [PYTHON, os.path.join(ROOT, "experiments", "report.py"), "--results-page", page, "--check", "--run", run]
+        self.assertEqual(subprocess.run(check, capture_output=True).returncode, 0)
+        with open(page) as f:
+            text = f.read()
+        with open(page, "w") as f:
+            f.write(text.replace("| 1 of 3 |", "| 3 of 3 |"))
+        result = subprocess.run(check, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("+| model A [a] | 3 | 1 of 3 |", result.stdout)
+
+    def test_one_seed_and_missing_records_are_said(self):
+        run = os.path.join(self.tmp, "run-1")
+        make_run(run, seeds=1, provenance=False)
+        result, text = self.generate(run)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("an anecdote, not a verdict", text)
+        self.assertIn("| model A [a] | 1 | 1 of 1 | 0.4 (one seed) |", text)
+        for record in ("command", "commit (driver and configs)", "CPU capability (LibTorch)", "threads: train",
+                       "wall time"):
+            self.assertIn(f"| {record} | not recorded |", text)
+        self.assertNotIn("Differences between model kinds", text)
+
+    def test_refuses_a_page_inside_a_run_folder_and_mixed_experiments(self):
+        run = os.path.join(self.tmp, "run")
+        make_run(run)
+        result, _ = self.generate(run, page=os.path.join(run, "page.md"))
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("inside the run folder", result.stderr)
+        self.assertFalse(os.path.exists(os.path.join(run, "page.md")))
+        other = os.path.join(self.tmp, "other")
+        make_run(other)
+        with open(os.path.join(other, "experiment.json")) as f:
+            config = json.load(f)
+        config["experiment"] = "another"
+        write(os.path.join(other, "experiment.json"), config)
+        result, _ = self.generate(run, other)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("different experiments", result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1])
