@@ -208,8 +208,12 @@ PY
     parallel --will-cite --halt now,fail=1 bash "$root/experiments/vafa-slice.sh" --smoke --seeds 2 --shard {}/2 \
       --out "$tmp/shard-{}" '>' "$tmp/shard-{}.txt" '2>&1' ::: 0 1 || { cat "$tmp"/shard-*.txt; fail "a shard failed"; }
     # Each shard ran its own (model, seed) pairs, the datasets they read, and neither compare nor the report.
-    [ "$(ls "$tmp/shard-0/stages" | grep -c seed-1)" = 6 ] && ! ls "$tmp/shard-0/stages" | grep -q seed-2 &&
-      [ "$(ls "$tmp/shard-1/stages" | grep -c seed-2)" = 6 ] && ! ls "$tmp/shard-1/stages" | grep -q seed-1 ||
+    markers() {  # markers SHARD SEED: how many stage markers of that seed the shard holds
+      local f n=0
+      for f in "$tmp/shard-$1/stages/"*"-seed-$2.done"; do [ -e "$f" ] && n=$((n + 1)); done
+      echo "$n"
+    }
+    [ "$(markers 0 1)/$(markers 0 2)/$(markers 1 1)/$(markers 1 2)" = 6/0/0/6 ] ||
       fail "the shards did not split the (model, seed) pairs: $(ls "$tmp"/shard-*/stages)"
     [ "$(grep -c '^simulate' "$tmp/calls")" = 6 ] && ! grep -q '^compare' "$tmp/calls" && [ ! -e "$tmp/shard-0/report" ] ||
       fail "the shards ran other stages: $(cut -d' ' -f1 "$tmp/calls" | sort | uniq -c)"
@@ -266,6 +270,19 @@ PY
     : >"$tmp/calls"
     sweep --shard 1/2 --out "$tmp/shard-1" >/dev/null 2>&1 || fail "rerun of the incomplete shard failed"
     [ "$(cut -d' ' -f1 "$tmp/calls")" = probe ] || fail "the shard's rerun redid more than its stage: $(cat "$tmp/calls")"
+    # A shard killed during its training resumes it when rerun, like any run.
+    FAKE_STEPS=20 FAKE_STEP_SECONDS=0.2 setsid bash "$root/experiments/vafa-slice.sh" --smoke --seeds 2 --shard 0/2 \
+      --out "$tmp/killed" >"$tmp/killed.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do
+      [ -f "$tmp/killed/models/softmax/seed-1/checkpoint.pt" ] && break
+      sleep 0.1
+    done
+    kill -TERM -- "-$pid"
+    wait "$pid" && fail "the interrupted shard exited 0"
+    FAKE_STEPS=20 sweep --shard 0/2 --out "$tmp/killed" >"$tmp/killed2.txt" 2>&1 || { cat "$tmp/killed2.txt"; fail "rerun of the killed shard"; }
+    grep -q "resume train-softmax-seed-1" "$tmp/killed2.txt" && grep -q "skip   simulate-train" "$tmp/killed2.txt" ||
+      fail "the killed shard did not resume: $(cat "$tmp/killed2.txt")"
     # --shard's own errors: one line, nothing run.
     for bad in "2/2" "1/0" "x" "-1/2" "0/5"; do
       out="$(sweep --shard "$bad" --out "$tmp/badshard" 2>&1)" && fail "--shard $bad accepted"
