@@ -174,6 +174,15 @@ PY
     grep -q "sweep  [0-9]* of [0-9]* stages done, [0-9] running" "$tmp/out.txt" || fail "no progress for the whole sweep"
     # Every stage a one-job run has, and nothing else (the real binary's results: test_pipeline.sh jobs).
     FAKE_STEPS=6 bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/one" >/dev/null 2>&1 || fail "one-job run failed"
+    # Each stage's marker records the threads it was given, on which its last bits depend: its share with two
+    # jobs, none (LibTorch's every core) with one.
+    "$python" - "$run/stages/train-lssar.done" "$tmp/one/stages/train-lssar.done" "$share" "$(nproc)" <<'PY' ||
+import json, sys
+two, one = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert two["omp_num_threads"] == sys.argv[3] and one["omp_num_threads"] is None, (two, one)
+assert two["cores"] == one["cores"] == int(sys.argv[4]), (two, one)
+PY
+      fail "the stage markers do not record the threads"
     [ "$(ls "$run/stages")" = "$(ls "$tmp/one/stages")" ] || fail "--jobs 2 ran other stages: $(ls "$run/stages")"
     # Killed during the side-by-side trainings, the rerun resumes both.
     rm -rf "$run"
