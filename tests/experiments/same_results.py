@@ -8,9 +8,11 @@ Compared exactly:
   - the report's Markdown, except the sections that describe the run rather than its results ("This run": the
     folder and the time the report was written; "Stages": durations and times; "Provenance": host, command,
     shards) and the training table's speed columns (tokens/s, MFU), and laws.md;
-  - every model's losses per step (metrics.jsonl: step, train_loss, val_loss) and its eval.json without what
-    names the run's files or times (paths, durations, the data files' checksums, which cover their provenance);
-  - compare/compare.json;
+  - every model's losses per step (metrics.jsonl: step, train_loss, val_loss), its eval.json and
+    compare/compare.json, each without what describes the run rather than its results: provenance records,
+    times and durations, the data files' checksums (which cover the files' provenance), and with paths inside
+    the run folder written relative to it (for a merged run, also those inside the shard folders where its
+    stages ran);
   - with --bytes, every file below models/ and probe/ byte for byte (the test double writes no times or paths).
 Prints the first difference and exits 1, or prints what it compared and exits 0.
 """
@@ -23,10 +25,11 @@ import sys
 RUN_SECTIONS = ("## This run", "## Stages", "## Provenance")
 # Table columns that measure the machine's speed, not the results (the training table's).
 SPEED_COLUMNS = ("tokens/s", "MFU")
-# Keys of eval.json that name the run's files or times, by path of keys.
-EVAL_VOLATILE = (("checkpoint",), ("data",), ("provenance",), ("train_state", "elapsed_s"),
-                 ("train_state", "fingerprint", "inputs"), ("behaviour", "predictions_file"),
-                 ("behaviour", "law_search", "seconds"))
+# Keys of eval.json and compare.json that describe the run rather than its results, wherever they are: the
+# record of the command, host and time, and durations.
+RUN_KEYS = {"provenance", "time_utc", "elapsed_s", "seconds"}
+# The checksums of the data files, which cover the files' provenance (command line, time), by path of keys.
+DATA_CHECKSUMS = ("train_state", "fingerprint", "inputs")
 # Files the tools write for the machine, not the results.
 NOT_RESULTS = (".orbitlaw.lock",)
 
@@ -49,31 +52,48 @@ def report_results(run):
     return kept
 
 
-def without(value, path):
+def folders(run):
+    """The run folder, and for a merged run the shards' folders, where its stages ran and which their records
+    name (experiments/merge.py)."""
+    with open(os.path.join(run, "provenance.json")) as f:
+        shards = json.load(f).get("shards") or []
+    return [os.path.abspath(run)] + [s["folder"] for s in shards]
+
+
+def results(value, roots):
+    """A JSON value without RUN_KEYS, its paths inside the run's folders (`roots`) written relative to them."""
+    if isinstance(value, dict):
+        return {k: results(v, roots) for k, v in value.items() if k not in RUN_KEYS}
+    if isinstance(value, list):
+        return [results(v, roots) for v in value]
+    if isinstance(value, str):
+        for root in roots:
+            value = value.replace(root + os.sep, "RUN/")
+    return value
+
+
+def without_data_checksums(value):
     node = value
-    for key in path[:-1]:
+    for key in DATA_CHECKSUMS[:-1]:
         node = node.get(key) if isinstance(node, dict) else None
     if isinstance(node, dict):
-        node.pop(path[-1], None)
+        node.pop(DATA_CHECKSUMS[-1], None)
     return value
 
 
 def numbers(run):
-    out = {}
+    out, roots = {}, folders(run)
     for path in sorted(glob.glob(os.path.join(run, "models", "**", "metrics.jsonl"), recursive=True)):
         with open(path) as f:
             rows = [json.loads(line) for line in f if line.strip()]
         out[os.path.relpath(path, run)] = [(r["step"], r.get("train_loss"), r.get("val_loss")) for r in rows]
     for path in sorted(glob.glob(os.path.join(run, "models", "**", "eval.json"), recursive=True)):
         with open(path) as f:
-            value = json.load(f)
-        for key in EVAL_VOLATILE:
-            without(value, key)
-        out[os.path.relpath(path, run)] = value
+            out[os.path.relpath(path, run)] = without_data_checksums(results(json.load(f), roots))
     compare = os.path.join(run, "compare", "compare.json")
     if os.path.exists(compare):
         with open(compare) as f:
-            out["compare/compare.json"] = json.load(f)
+            out["compare/compare.json"] = results(json.load(f), roots)
     return out
 
 

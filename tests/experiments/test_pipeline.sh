@@ -9,8 +9,9 @@
 #               stages are not redone, training resumes, and the report is complete
 #   jobs        quickstart --smoke --jobs 2 (stages of one family side by side, one thread each) gives the
 #               numbers and report of a one-job run
-#   shards      quickstart --smoke as two shards (--shard 0/2, 1/2) through GNU parallel, merged by
-#               experiments/merge.py: the numbers and report of the single run (one thread each)
+#   shards      quickstart --smoke and vafa-slice --smoke --seeds 2 as two shards (--shard 0/2, 1/2) through
+#               GNU parallel, merged by experiments/merge.py: the numbers and report of the single run (one
+#               thread each)
 #   vafa-slice  vafa-slice --smoke: the token head's pipeline with force probes, law searches and compare
 #   paper       paper --smoke (every step of the published-scale experiment, tiny)
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
@@ -81,22 +82,29 @@ PY
     ;;
   jobs)
     export OMP_NUM_THREADS=1  # the same arithmetic in both runs: results must then be bit for bit the same
+    experiment quickstart
+    # Each run in the folder it was made in: the records beside the results name it (eval.json's paths).
+    one="$run" run="$tmp/two"
     experiment quickstart --jobs 2
     grep -q "sweep  " "$tmp/out.txt" || fail "no sweep progress with --jobs 2"
-    mv "$run" "$tmp/two"
-    experiment quickstart
-    "$python" "$here/same_results.py" "$run" "$tmp/two" || fail "--jobs 2 changed the results"
+    "$python" "$here/same_results.py" "$one" "$run" || fail "--jobs 2 changed the results"
     ;;
   shards)
     export OMP_NUM_THREADS=1  # the same arithmetic in every run: results must then be bit for bit the same
     command -v parallel >/dev/null || fail "GNU parallel is not installed; run 'bash scripts/setup.sh'"
-    experiment quickstart
-    parallel --will-cite --halt now,fail=1 bash "$root/experiments/quickstart.sh" --smoke --shard {}/2 \
-      --out "$tmp/shard-{}" '>' "$tmp/shard-{}.txt" '2>&1' ::: 0 1 || { cat "$tmp"/shard-*.txt; fail "a shard failed"; }
-    "$python" "$root/experiments/merge.py" --out "$tmp/merged" "$tmp/shard-0" "$tmp/shard-1" >"$tmp/merge.txt" 2>&1 ||
-      { cat "$tmp/merge.txt"; fail "merge failed"; }
-    "$python" "$here/same_results.py" "$run" "$tmp/merged" || fail "the merged shards differ from the single run"
-    grep -q "^Merged from 2 shards" "$tmp/merged/report/report.md" || fail "the report does not list the shards"
+    # quickstart: eval's behavioural test; vafa-slice at two seeds: probes, law searches and compare.
+    for sweep in "quickstart" "vafa-slice --seeds 2"; do
+      read -r name extra <<<"$sweep"
+      rm -rf "$run" "$tmp"/shard-* "$tmp/merged"
+      # shellcheck disable=SC2086  # $extra is options, split on purpose
+      experiment $name $extra
+      parallel --will-cite --halt now,fail=1 bash "$root/experiments/$name.sh" --smoke $extra --shard {}/2 \
+        --out "$tmp/shard-{}" '>' "$tmp/shard-{}.txt" '2>&1' ::: 0 1 || { cat "$tmp"/shard-*.txt; fail "a shard of $name failed"; }
+      "$python" "$root/experiments/merge.py" --out "$tmp/merged" "$tmp/shard-0" "$tmp/shard-1" >"$tmp/merge.txt" 2>&1 ||
+        { cat "$tmp/merge.txt"; fail "merging $name failed"; }
+      "$python" "$here/same_results.py" "$run" "$tmp/merged" || fail "the merged shards of $name differ from the single run"
+      grep -q "^Merged from 2 shards" "$tmp/merged/report/report.md" || fail "the report does not list the shards"
+    done
     ;;
   vafa-slice)
     experiment vafa-slice
