@@ -161,7 +161,10 @@ def check_same_data(shards):
             if stage.dataset is None:
                 continue
             path = stage.outputs[0]
-            fingerprint = data_fingerprint(path)
+            try:
+                fingerprint = data_fingerprint(path)
+            except OSError as e:
+                raise MergeError(f"cannot read dataset '{stage.dataset}' of {s.name}: {e}") from None
             earlier = made.setdefault(stage.dataset, (s, fingerprint))
             if earlier[1] != fingerprint:
                 raise MergeError(f"dataset '{stage.dataset}' differs between {earlier[0].name} and {s.name}: the "
@@ -282,8 +285,16 @@ def run_merged_stages(out, config, invocation, orbitlaw):
     return 0
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line, like every other refusal."""
+
+    def error(self, message):
+        print(f"merge: error: {message} (usage: merge.py --out DIR SHARD_FOLDER...)", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = Parser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", required=True, help="the merged run folder (made by the merge)")
     parser.add_argument("shards", nargs="+", metavar="SHARD_FOLDER", help="every shard's run folder")
     args = parser.parse_args(argv)

@@ -257,6 +257,7 @@ PY
       [ "$(wc -l <<<"$out")" = 1 ] && grep -q "^merge: error: .*$expected" <<<"$out" || fail "$what: $out"
       [ ! -e "$tmp/bad" ] && [ ! -e "$tmp/bad.partial" ] || fail "$what: the refused merge made a folder"
     }
+    refused "no shards" "required: SHARD_FOLDER"
     refused "a missing shard" "shard 1/2 is missing (given: 0/2)" "$tmp/shard-0"
     refused "a shard given twice" "shard 0/2 given twice" "$tmp/shard-0" "$tmp/shard-0" "$tmp/shard-1"
     refused "a whole run" "is a whole run, not a shard" "$tmp/single" "$tmp/shard-1"
