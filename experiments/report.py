@@ -346,10 +346,24 @@ def section_provenance(rep, config, provenance):
         for pkg, version in (provenance.get("python_packages") or {}).items():
             rows.append([pkg, version])
         rep.table(["provenance", "value"], rows)
+        section_shards(rep, provenance.get("shards"))
         seeds = seed_count(config)
         if seeds > 1:
             rep.para(f"Seeds: {seeds} per model; the provenance seed is the experiment's, each model's training "
                      "seeds are in its configs/train-<kind>-seed-<s>.json and in the summary above.")
+
+
+def section_shards(rep, shards):
+    """A run merged from shards (experiments/merge.py): the provenance above is the merge's; each shard ran its
+    own stages on its own machine, listed here."""
+    if not shards:
+        return
+    rep.para(f"Merged from {len(shards)} shards (experiments/merge.py, docs/sweeps.md); the provenance above is "
+             "the merge's, which ran compare and the report. Each shard ran its own (model, seed) stages:")
+    rows = [[f"{s.get('index')}/{s.get('count')}", s.get("folder"), f"{s.get('host')} / {s.get('cpus')}",
+             f"{s.get('git_revision')}{' (uncommitted changes)' if s.get('git_dirty') else ''}", s.get("orbitlaw"),
+             s.get("created_utc"), s.get("command_line")] for s in shards]
+    rep.table(["shard", "run folder", "host / CPUs", "git revision", "orbitlaw", "created", "command"], rows)
 
 
 def section_stages(rep):

@@ -11,6 +11,7 @@ debian_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libspdlog-dev libfmt-dev libgloo-dev
   clang-format
+  parallel  # GNU parallel: runs the shards of a sweep side by side (docs/sweeps.md)
 )
 missing=()
 for p in "${debian_packages[@]}"; do

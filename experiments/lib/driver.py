@@ -22,6 +22,7 @@ from typing import Optional
 
 import budget
 import runfolder
+import shard
 import stages
 from expconfig import ConfigError, resolve, write_json
 from runner import StageError, StageRunner, note
@@ -30,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 USAGE = """\
 usage: bash experiments/{name}.sh [--smoke] [--out DIR] [--set key=value]... [--seeds N] [--models A,B,...]
-                                 [--fresh] [--stage-timeout S]
+                                 [--fresh] [--stage-timeout S] [--jobs N] [--shard I/N]
 
   --smoke           tiny sizes (the config's "smoke" overlay): every stage runs, in minutes, for CI
   --out DIR         run folder (default: runs/{name}, or runs/{name}-smoke with --smoke)
@@ -42,6 +43,10 @@ usage: bash experiments/{name}.sh [--smoke] [--out DIR] [--set key=value]... [--
   --stage-timeout S stop any single stage after S seconds (marked as cut; training keeps its checkpoint)
   --jobs N          run up to N stages of one family (the models' and seeds' trainings, evaluations, probes)
                     side by side, each with its share of the cores (OMP_NUM_THREADS); default 1
+  --shard I/N       run only shard I of N (0 <= I < N): every N-th (model, seed) pair's train, eval and probe
+                    stages and the datasets they read, for a job array or GNU parallel; merge the N shards'
+                    run folders with experiments/merge.py (docs/sweeps.md). Default --out:
+                    runs/{name}-shard-I-of-N
 
 Environment: ORBITLAW_BIN (use this orbitlaw binary instead of building build/), ORBITLAW_BUILD_DIR,
 ORBITLAW_PYTHON (default .venv/bin/python).
@@ -65,6 +70,7 @@ class Options:
     fresh: bool = False
     stage_timeout: Optional[str] = None  # as given; checked to be whole seconds
     jobs: int = 1  # --jobs: stages of one family run side by side
+    shard: Optional[tuple] = None  # --shard: (index, count)
 
 
 def option_value(args, i, flag, needs):
@@ -105,6 +111,12 @@ def parse_options(name, args):
             if not re.fullmatch(r"[1-9][0-9]{0,2}", jobs):
                 raise DriverError(f"--jobs needs a whole number from 1 to 999, not '{jobs}'")
             options.jobs = int(jobs)
+        elif arg == "--shard" or arg.startswith("--shard="):
+            text, taken = option_value(args, i, "--shard", "i/n")
+            try:
+                options.shard = shard.parse(text)
+            except shard.ShardError as e:
+                raise DriverError(str(e)) from None
         elif arg == "--fresh":
             options.fresh = True
         elif arg == "--stage-timeout":
@@ -150,7 +162,10 @@ def ensure_orbitlaw():
 
 
 def run_folder_path(name, options):
-    out = options.out or os.path.join(ROOT, "runs", name + ("-smoke" if options.smoke else ""))
+    # A shard's own folder by default, beside the single run's: shards never share a run folder.
+    default = name + ("-smoke" if options.smoke else "") + \
+        (f"-shard-{options.shard[0]}-of-{options.shard[1]}" if options.shard else "")
+    out = options.out or os.path.join(ROOT, "runs", default)
     run = os.path.abspath(out)
     os.makedirs(os.path.dirname(run), exist_ok=True)
     return run
@@ -172,8 +187,12 @@ def time_limits(config, options, start, table):
     return limits
 
 
-def print_summary(name, run):
+def print_summary(name, run, config):
     print(flush=True)
+    if config.get("shard"):
+        note(f"{shard.describe(config)} of experiment '{name}' complete: {run}; once every shard is, "
+             "experiments/merge.py merges their run folders into one run and its report (docs/sweeps.md)")
+        return
     markers = os.path.join(run, "stages")
     unfinished = sorted(os.path.basename(p) for p in glob.glob(os.path.join(markers, "*.cut"))
                         + glob.glob(os.path.join(markers, "*.failed")))
@@ -211,6 +230,12 @@ def run_experiment(name, args, start, state):
     if options.jobs > 1 and (config.get("budget") or {}).get("total_s"):
         raise DriverError("--jobs applies to runs without a time budget: a budget shares its time between stages "
                           "that run one after another")
+    if options.shard:
+        config["shard"] = {"index": options.shard[0], "count": options.shard[1]}
+        try:
+            shard.check(config)
+        except shard.ShardError as e:
+            raise DriverError(str(e)) from None
     orbitlaw = ensure_orbitlaw()
     try:
         state["lock"] = runfolder.prepare(run, config, options.fresh, f"bash experiments/{name}.sh {' '.join(args)}",
@@ -220,6 +245,8 @@ def run_experiment(name, args, start, state):
     state.update(run=run, config=config)
     context = stages.RunContext(ROOT, run, config, orbitlaw, sys.executable, None, note)
     table = stages.stage_table(context)
+    if config.get("shard"):
+        table = shard.select(table, config)
     context.limits = time_limits(config, options, start, table)
     if isinstance(context.limits, budget.SharedBudget):
         write_json(os.path.join(run, "budget.json"), context.limits.plan)
@@ -227,7 +254,7 @@ def run_experiment(name, args, start, state):
     runner = StageRunner(ROOT, run, context.limits, options.jobs)
     state["runner"] = runner
     runner.run_all(table)
-    print_summary(name, run)
+    print_summary(name, run, config)
     # Budget mode goes on past a failed stage so that the report arrives, but the run still did not succeed.
     failed = sorted(os.path.basename(p) for p in glob.glob(os.path.join(run, "stages", "*.failed")))
     if failed:

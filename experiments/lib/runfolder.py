@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import time
 
+import shard
 from expconfig import ConfigError, load, same, write_json
 from runner import note, utc
 
@@ -122,7 +123,12 @@ def prepare(run, config, fresh, invocation, root, orbitlaw):
                     os.remove(path)
             recognised = False
         if recognised:
-            if not same(config, load(experiment)):
+            made = load(experiment)
+            if not same(config, made) and (config.get("shard") or made.get("shard")) and \
+                    same(shard.without_shard(config), shard.without_shard(made)):
+                raise RunFolderError(f"run folder '{run}' holds {shard.describe(made)}, not {shard.describe(config)}; "
+                                     "give each shard its own --out")
+            if not same(config, made):
                 raise RunFolderError(f"run folder '{run}' was made with a different config; rerun with the same "
                                      "options, pass --fresh, or choose another --out")
             note(f"resuming run folder {run} (completed stages are skipped)")

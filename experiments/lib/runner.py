@@ -1,7 +1,10 @@
 """Runs one stage: skipped when its marker exists, otherwise its command under its time limit, with
 everything it prints in RUN/logs/<stage>.log and a marker in RUN/stages/ saying how it ended.
 
-  <stage>.done    written only after the command exited 0 and its outputs exist: command, start, end, seconds
+  <stage>.done    written only after the command exited 0 and its outputs exist: command, start, end, seconds,
+                  and the threads it was given (OMP_NUM_THREADS, null: unset, LibTorch takes every core) and the
+                  cores it could use, on which its arithmetic, and so its last bits, depend (a "threads" key of
+                  the stage's config, RUN/configs/<stage>.json, overrides OMP_NUM_THREADS in orbitlaw)
   <stage>.cut     it hit its time limit: SIGTERM to its process group, SIGKILL a grace period later
   <stage>.failed  it failed in budget mode, where the run goes on so that the report arrives
 
@@ -155,9 +158,8 @@ class StageRunner:
     def spawn(self, command, log):
         """The stage's process in its own process group, its output in `log`; None when it cannot start. With
         several jobs each stage gets its share of the cores (OMP_NUM_THREADS, unless the user set it)."""
-        env = None
-        if self.jobs > 1 and "OMP_NUM_THREADS" not in os.environ:
-            env = dict(os.environ, OMP_NUM_THREADS=str(max(1, len(os.sched_getaffinity(0)) // self.jobs)))
+        threads = self.threads()
+        env = None if threads == os.environ.get("OMP_NUM_THREADS") else dict(os.environ, OMP_NUM_THREADS=threads)
         with open(log, "ab") as out:
             signal.pthread_sigmask(signal.SIG_BLOCK, INTERRUPTS)
             try:
@@ -175,6 +177,13 @@ class StageRunner:
                 self.stop(process, self.limits.grace_s)
                 raise
             return process
+
+    def threads(self):
+        """The OMP_NUM_THREADS a stage runs with: the user's; with several jobs and none set, its share of the
+        cores; otherwise None (unset)."""
+        if self.jobs > 1 and "OMP_NUM_THREADS" not in os.environ:
+            return str(max(1, len(os.sched_getaffinity(0)) // self.jobs))
+        return os.environ.get("OMP_NUM_THREADS")
 
     def finish(self, r, code, cut):
         """Records how a stage ended (marker, note); raises StageError where that stops the run."""
@@ -194,7 +203,8 @@ class StageRunner:
                 os.remove(self.marker(stage.name, kind))
         write_json(self.marker(stage.name, "done"), {"stage": stage.name, "started_utc": utc(int(r.start)),
                                                       "finished_utc": utc(int(end)), "seconds": seconds,
-                                                      "command": r.command})
+                                                      "command": r.command, "omp_num_threads": self.threads(),
+                                                      "cores": len(os.sched_getaffinity(0))})
         note(f"done   {stage.name} in {seconds} s")
         return None
 

@@ -25,6 +25,10 @@ class Stage:
     family: str  # its config family, and the budget share its time limit comes from
     command: Callable[[Optional[int]], list]  # the argv, given the stage's time limit in seconds (None: none)
     outputs: tuple  # files that must exist after the stage exits 0
+    # Whose stage it is, for splitting a run into shards (shard.py): the model and seed of a train, eval or
+    # probe stage, the dataset of a simulate stage; neither for compare and report, which read every model.
+    replicate: Optional["Replicate"] = None
+    dataset: Optional[str] = None
 
 
 @dataclass
@@ -75,6 +79,31 @@ def replicates(config):
             yield Replicate(kind, seed, tag, f"-seed-{seed}" if several else "")
 
 
+# The datasets a model's stages read: one rule for the command lines and for the datasets a shard simulates.
+
+
+def train_inputs(config, kind):
+    """The training data and the validation data (None: none) of a model."""
+    return model_input(config, kind, "train", "train"), model_input(config, kind, "val")
+
+
+def eval_input(config, kind):
+    return model_input(config, kind, "eval") or model_input(config, kind, "train", "train")
+
+
+def probe_input(config, kind):
+    return model_input(config, kind, "probe", "probe")
+
+
+def datasets_read(config, kind):
+    """Every dataset the model's stages of this run read (its train, eval and probe families as configured)."""
+    families = config["stages"]
+    read = list(train_inputs(config, kind)) if "train" in families else []
+    read += [eval_input(config, kind)] if "eval" in families else []
+    read += [probe_input(config, kind)] if "probe" in families else []
+    return {name for name in read if name}
+
+
 # Each family has a function that lists its stages and one that builds a stage's command line; the command
 # is built only when the stage runs (a skipped stage writes no config file and decides nothing).
 
@@ -82,7 +111,7 @@ def replicates(config):
 def simulate_stages(ctx):
     for name in ctx.config["datasets"]:
         stage = f"simulate-{name}"
-        yield Stage(stage, "simulate", partial(simulate_command, ctx, stage, name), (ctx.data(name),))
+        yield Stage(stage, "simulate", partial(simulate_command, ctx, stage, name), (ctx.data(name),), dataset=name)
 
 
 def simulate_command(ctx, stage, name, limit):
@@ -94,7 +123,7 @@ def train_stages(ctx):
     for r in replicates(ctx.config):
         stage, folder = f"train-{r.kind}{r.suffix}", ctx.path("models", r.tag)
         yield Stage(stage, "train", partial(train_command, ctx, stage, r),
-                    (os.path.join(folder, "checkpoint.pt"), os.path.join(folder, "metrics.jsonl")))
+                    (os.path.join(folder, "checkpoint.pt"), os.path.join(folder, "metrics.jsonl")), replicate=r)
 
 
 def train_command(ctx, stage, r, limit):
@@ -102,7 +131,7 @@ def train_command(ctx, stage, r, limit):
     os.makedirs(folder, exist_ok=True)
     # The seed goes into the stage's config file, so configs/<stage>.json says which seed trained the model.
     config = ctx.config_file(stage, ["train", f"models.{r.kind}.train"], [f"seed={r.seed}"] if r.suffix else [])
-    data, val = model_input(ctx.config, r.kind, "train", "train"), model_input(ctx.config, r.kind, "val")
+    data, val = train_inputs(ctx.config, r.kind)
     resume = []
     # An interrupted training left a checkpoint but no marker: continue it instead of starting over.
     if os.path.exists(os.path.join(folder, "checkpoint.pt")):
@@ -116,13 +145,13 @@ def train_command(ctx, stage, r, limit):
 def eval_stages(ctx):
     for r in replicates(ctx.config):
         stage = f"eval-{r.kind}{r.suffix}"
-        yield Stage(stage, "eval", partial(eval_command, ctx, stage, r), (ctx.path("models", r.tag, "eval.json"),))
+        yield Stage(stage, "eval", partial(eval_command, ctx, stage, r), (ctx.path("models", r.tag, "eval.json"),),
+                    replicate=r)
 
 
 def eval_command(ctx, stage, r, limit):
-    data = model_input(ctx.config, r.kind, "eval") or model_input(ctx.config, r.kind, "train", "train")
     return [ctx.orbitlaw, "eval", "--config", ctx.config_file(stage, ["eval", f"models.{r.kind}.eval"]),
-            "--checkpoint", ctx.path("models", r.tag, "checkpoint.pt"), "--data", ctx.data(data),
+            "--checkpoint", ctx.path("models", r.tag, "checkpoint.pt"), "--data", ctx.data(eval_input(ctx.config, r.kind)),
             "--out", ctx.path("models", r.tag, "eval.json")]
 
 
@@ -130,7 +159,7 @@ def probe_stages(ctx):
     for r in replicates(ctx.config):
         stage = f"probe-{r.kind}{r.suffix}"
         yield Stage(stage, "probe", partial(probe_command, ctx, stage, r),
-                    (ctx.path("probe", r.tag, "probe.complete.json"),))
+                    (ctx.path("probe", r.tag, "probe.complete.json"),), replicate=r)
 
 
 def probe_command(ctx, stage, r, limit):
@@ -138,7 +167,7 @@ def probe_command(ctx, stage, r, limit):
     seed-to-seed spread is that of training. The label, which compare reports as the model, is the tag."""
     return [ctx.orbitlaw, "probe", "--config", ctx.config_file(stage, ["probe", f"models.{r.kind}.probe"]),
             "--set", f"label={r.tag}", "--checkpoint", ctx.path("models", r.tag, "checkpoint.pt"),
-            "--data", ctx.data(model_input(ctx.config, r.kind, "probe", "probe")), "--out", ctx.path("probe", r.tag),
+            "--data", ctx.data(probe_input(ctx.config, r.kind)), "--out", ctx.path("probe", r.tag),
             *budget.self_stop_settings(ctx.config.get("budget") or {}, ctx.limits, "probe", limit)]
 
 

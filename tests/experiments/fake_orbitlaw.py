@@ -11,7 +11,12 @@ the OMP_NUM_THREADS it was given) so tests can check which stages ran. FAKE_FAIL
 vectors to the predictions (the solar-system figure). Like the real binary, training records the seed its config
 resolves to (--config, then --set seed=) in train.provenance.json, and compare names each row after the probe's
 label, so tests can check which seed trained which folder.
+With FAKE_DETERMINISTIC=1 the numbers are instead drawn from a seed that is a function of the call's inputs (the
+contents of the files it reads, other paths relative to the run folder, the other arguments), as the real binary's
+results are a function of its inputs at one thread: the same stage in another run folder (a shard's) writes the
+same bytes, so a merged run can be checked bit for bit against a single one.
 """
+import hashlib
 import json
 import os
 import random
@@ -24,6 +29,35 @@ import numpy as np
 # The double's stand-in for the binary's G (AU, years, solar masses), which the real compare writes into
 # compare.json and the report quotes from there.
 G = 4 * np.pi**2
+# The seed of every random number this call draws: None (fresh numbers) unless FAKE_DETERMINISTIC is set.
+SEED = None
+
+
+def in_run(path):
+    """A path relative to the run folder holding it (the nearest folder above with an experiment.json): the
+    same in every run folder of the experiment."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while folder != os.path.dirname(folder):
+        if os.path.isfile(os.path.join(folder, "experiment.json")):
+            return os.path.relpath(path, folder)
+        folder = os.path.dirname(folder)
+    return path
+
+
+def input_seed(args):
+    """A seed that depends only on what the call reads: file contents, other paths within the run folder, the
+    other arguments. --resume is left out: a resumed training continues the same run."""
+    digest = hashlib.sha256()
+    for arg in args:
+        if arg == "--resume":
+            continue
+        if os.path.isfile(arg):
+            with open(arg, "rb") as f:
+                digest.update(f.read())
+        else:
+            digest.update(in_run(arg).encode() if os.sep in arg else arg.encode())
+        digest.update(b"\0")
+    return int.from_bytes(digest.digest()[:8], "little")
 
 
 def option(args, name, default=None):
@@ -52,7 +86,7 @@ def simulate(args):
     out = option(args, "--out")
     with h5py.File(out + ".tmp", "w") as f:
         f.attrs["format"] = "fake-orbitlaw-trajectories"
-        f["position"] = np.random.default_rng().normal(size=(10, 2))
+        f["position"] = np.random.default_rng(SEED).normal(size=(10, 2))
     os.replace(out + ".tmp", out)
 
 
@@ -68,10 +102,10 @@ def train(args):
         start = json.load(open(checkpoint))["step"]
     elif os.path.exists(metrics):
         os.remove(metrics)
-    loss = 6.0 + random.random()
+    base = 6.0 + random.random()
     for step in range(start + 1, steps + 1):
         time.sleep(pause)
-        loss *= 0.8
+        loss = base * 0.8**step
         row = {"step": step, "tokens": step * 1024, "train_loss": loss, "lr": 1e-3, "tokens_per_s": 1000.0 + step}
         if step % 2 == 0:
             row["val_loss"] = loss * 1.05
@@ -104,7 +138,7 @@ def evaluate(args):
 def probe(args):
     out = option(args, "--out")
     os.makedirs(out, exist_ok=True)
-    rng = np.random.default_rng()
+    rng = np.random.default_rng(SEED)
     n = 200
     r, m1, m2 = rng.uniform(0.5, 5, n), rng.uniform(1e-4, 1e-2, n), rng.uniform(1e-4, 1e-2, n)
     force = G * m1 * m2 / r**2
@@ -164,6 +198,10 @@ def main():
         with open(calls, "a") as f:
             f.write(" ".join(args) + (f"  # OMP_NUM_THREADS={threads}" if threads else "") + "\n")
     command = args[0] if args else ""
+    if os.environ.get("FAKE_DETERMINISTIC"):
+        global SEED
+        SEED = input_seed(args)
+        random.seed(SEED)
     if os.environ.get("FAKE_FAIL") == command:
         print(f"orbitlaw: error: fake failure of '{command}'", file=sys.stderr)
         return 1

@@ -4,7 +4,7 @@
 # the real stages are in. The same behaviours on the real binary are checked by test_pipeline.sh.
 # The experiment they drive is vafa-slice: every stage kind (probe and compare included) and two models.
 #
-# usage: test_driver.sh full|resume|errors|budget|seeds|orphans|outputs|jobs PYTHON
+# usage: test_driver.sh full|resume|errors|budget|seeds|orphans|outputs|jobs|shards PYTHON
 set -euo pipefail
 scenario="$1"
 python="$2"
@@ -174,6 +174,15 @@ PY
     grep -q "sweep  [0-9]* of [0-9]* stages done, [0-9] running" "$tmp/out.txt" || fail "no progress for the whole sweep"
     # Every stage a one-job run has, and nothing else (the real binary's results: test_pipeline.sh jobs).
     FAKE_STEPS=6 bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/one" >/dev/null 2>&1 || fail "one-job run failed"
+    # Each stage's marker records the threads it was given, on which its last bits depend: its share with two
+    # jobs, none (LibTorch's every core) with one.
+    "$python" - "$run/stages/train-lssar.done" "$tmp/one/stages/train-lssar.done" "$share" "$(nproc)" <<'PY' ||
+import json, sys
+two, one = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert two["omp_num_threads"] == sys.argv[3] and one["omp_num_threads"] is None, (two, one)
+assert two["cores"] == one["cores"] == int(sys.argv[4]), (two, one)
+PY
+      fail "the stage markers do not record the threads"
     [ "$(ls "$run/stages")" = "$(ls "$tmp/one/stages")" ] || fail "--jobs 2 ran other stages: $(ls "$run/stages")"
     # Killed during the side-by-side trainings, the rerun resumes both.
     rm -rf "$run"
@@ -194,6 +203,106 @@ PY
     grep -q "jobs needs a whole number" <<<"$out" || fail "--jobs 0: $out"
     out="$(bash "$root/experiments/gpu-study.sh" --smoke --out "$tmp/gpu" --jobs 2 2>&1)" && fail "--jobs with a budget accepted"
     grep -q "applies to runs without a time budget" <<<"$out" && [ ! -e "$tmp/gpu" ] || fail "--jobs with a budget: $out"
+    ;;
+
+  shards)
+    # --shard i/n through GNU parallel, then experiments/merge.py: the merged run's report and every result file
+    # equal a single run's bit for bit (the test double's numbers are then a function of each stage's inputs).
+    command -v parallel >/dev/null || fail "GNU parallel is not installed; run 'bash scripts/setup.sh'"
+    export FAKE_DETERMINISTIC=1
+    sweep() { bash "$root/experiments/vafa-slice.sh" --smoke --seeds 2 "$@"; }
+    merge() { "$python" "$root/experiments/merge.py" "$@"; }
+    sweep --out "$tmp/single" >"$tmp/single.txt" 2>&1 || { cat "$tmp/single.txt"; fail "the single run failed"; }
+    : >"$tmp/calls"
+    parallel --will-cite --halt now,fail=1 bash "$root/experiments/vafa-slice.sh" --smoke --seeds 2 --shard {}/2 \
+      --out "$tmp/shard-{}" '>' "$tmp/shard-{}.txt" '2>&1' ::: 0 1 || { cat "$tmp"/shard-*.txt; fail "a shard failed"; }
+    # Each shard ran its own (model, seed) pairs, the datasets they read, and neither compare nor the report.
+    markers() {  # markers SHARD SEED: how many stage markers of that seed the shard holds
+      local f n=0
+      for f in "$tmp/shard-$1/stages/"*"-seed-$2.done"; do [ -e "$f" ] && n=$((n + 1)); done
+      echo "$n"
+    }
+    [ "$(markers 0 1)/$(markers 0 2)/$(markers 1 1)/$(markers 1 2)" = 6/0/0/6 ] ||
+      fail "the shards did not split the (model, seed) pairs: $(ls "$tmp"/shard-*/stages)"
+    [ "$(grep -c '^simulate' "$tmp/calls")" = 6 ] && ! grep -q '^compare' "$tmp/calls" && [ ! -e "$tmp/shard-0/report" ] ||
+      fail "the shards ran other stages: $(cut -d' ' -f1 "$tmp/calls" | sort | uniq -c)"
+    grep -q "shard 1/2 of experiment 'vafa-slice' complete" "$tmp/shard-1.txt" || fail "no closing line for the shard"
+    merge --out "$tmp/merged" "$tmp/shard-1" "$tmp/shard-0" >"$tmp/merge.txt" 2>&1 || { cat "$tmp/merge.txt"; fail "merge failed"; }
+    "$python" "$here/same_results.py" "$tmp/single" "$tmp/merged" --bytes || fail "the merged run differs from the single run"
+    grep -q "report: $tmp/merged/report/report.html" "$tmp/merge.txt" || fail "the merge did not print where the report is"
+    # The provenance is the merge's and lists the shards.
+    grep -q "^Merged from 2 shards" "$tmp/merged/report/report.md" &&
+      grep -q "^| 0/2 | $tmp/shard-0 | " "$tmp/merged/report/report.md" &&
+      grep -q "^| 1/2 | $tmp/shard-1 | .*--shard 1/2 " "$tmp/merged/report/report.md" || fail "the report does not list the shards"
+    [ "$("$python" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["shards"]))' "$tmp/merged/provenance.json")" = 2 ] ||
+      fail "provenance.json does not list the shards"
+    # The check bites: a merge that took one seed's training from the wrong shard is told apart.
+    cp -r "$tmp/merged" "$tmp/broken"
+    cp "$tmp/broken/models/softmax/seed-1/metrics.jsonl" "$tmp/broken/models/softmax/seed-2/metrics.jsonl"
+    "$python" "$root/experiments/report.py" --run "$tmp/broken" >/dev/null || fail "report of the broken merge"
+    "$python" "$here/same_results.py" "$tmp/single" "$tmp/broken" >"$tmp/broken.txt" && fail "a broken merge passed as the single run"
+    grep -q "differ" "$tmp/broken.txt" || fail "the broken merge's difference: $(cat "$tmp/broken.txt")"
+    # A rerun of a complete merge runs nothing; an interrupted one's partial folder is removed and made again.
+    : >"$tmp/calls"
+    merge --out "$tmp/merged" "$tmp/shard-1" "$tmp/shard-0" >"$tmp/merge2.txt" 2>&1 || fail "rerun of the merge failed"
+    [ ! -s "$tmp/calls" ] && grep -q "skip   report (done)" "$tmp/merge2.txt" || fail "rerun of a complete merge redid stages"
+    mkdir -p "$tmp/again.partial/models" && touch "$tmp/again.partial/.orbitlaw-merge-partial"
+    merge --out "$tmp/again" "$tmp/shard-0" "$tmp/shard-1" >/dev/null 2>&1 && [ ! -e "$tmp/again.partial" ] &&
+      "$python" "$here/same_results.py" "$tmp/single" "$tmp/again" --bytes >/dev/null || fail "merge after an interrupted merge"
+    # Bad merges are refused in one line, and make no folder.
+    refused() {  # refused WHAT EXPECTED-MESSAGE MERGE-ARGS...
+      local what="$1" expected="$2" out
+      shift 2
+      out="$(merge --out "$tmp/bad" "$@" 2>&1)" && fail "merge accepted $what"
+      [ "$(wc -l <<<"$out")" = 1 ] && grep -q "^merge: error: .*$expected" <<<"$out" || fail "$what: $out"
+      [ ! -e "$tmp/bad" ] && [ ! -e "$tmp/bad.partial" ] || fail "$what: the refused merge made a folder"
+    }
+    refused "no shards" "required: SHARD_FOLDER"
+    refused "a missing shard" "shard 1/2 is missing (given: 0/2)" "$tmp/shard-0"
+    refused "a shard given twice" "shard 0/2 given twice" "$tmp/shard-0" "$tmp/shard-0" "$tmp/shard-1"
+    refused "a whole run" "is a whole run, not a shard" "$tmp/single" "$tmp/shard-1"
+    refused "a folder that is no run" "is not a run folder" "$tmp/shard-0/models" "$tmp/shard-1"
+    sweep --shard 1/2 --set seed=7 --out "$tmp/other" >/dev/null 2>&1 || fail "shard of another config failed"
+    refused "shards of different configs" "shards of different configs: .* differ at 'seed'" "$tmp/shard-0" "$tmp/other"
+    sweep --shard 1/3 --out "$tmp/third" >/dev/null 2>&1 || fail "shard of another split failed"
+    refused "shards of different splits" "shards of different splits" "$tmp/shard-0" "$tmp/third"
+    cp -r "$tmp/shard-1" "$tmp/commit"
+    sed -i 's/"git_revision": "[^"]*"/"git_revision": "0000000"/' "$tmp/commit/provenance.json"
+    refused "shards of different commits" "shards of different commits" "$tmp/shard-0" "$tmp/commit"
+    cp -r "$tmp/shard-1" "$tmp/data"
+    "$python" -c 'import h5py,sys; f=h5py.File(sys.argv[1],"r+"); f["position"][0,0]+=1' "$tmp/data/data/train.h5"
+    refused "a dataset that differs" "dataset 'train' differs between shard 0/2" "$tmp/shard-0" "$tmp/data"
+    refused "an existing folder" "exists and is not a merge of these shards" --out "$tmp/single" "$tmp/shard-0" "$tmp/shard-1"
+    # A shard with a stage left to do is refused; its rerun resumes that stage alone, as any run's.
+    rm "$tmp/shard-1/stages/probe-lssar-seed-2.done"
+    refused "an incomplete shard" "shard 1/2 ($tmp/shard-1) is incomplete: stage 'probe-lssar-seed-2' has not finished" \
+      "$tmp/shard-0" "$tmp/shard-1"
+    : >"$tmp/calls"
+    sweep --shard 1/2 --out "$tmp/shard-1" >/dev/null 2>&1 || fail "rerun of the incomplete shard failed"
+    [ "$(cut -d' ' -f1 "$tmp/calls")" = probe ] || fail "the shard's rerun redid more than its stage: $(cat "$tmp/calls")"
+    # A shard killed during its training resumes it when rerun, like any run.
+    FAKE_STEPS=20 FAKE_STEP_SECONDS=0.2 setsid bash "$root/experiments/vafa-slice.sh" --smoke --seeds 2 --shard 0/2 \
+      --out "$tmp/killed" >"$tmp/killed.txt" 2>&1 &
+    pid=$!
+    for _ in $(seq 300); do
+      [ -f "$tmp/killed/models/softmax/seed-1/checkpoint.pt" ] && break
+      sleep 0.1
+    done
+    kill -TERM -- "-$pid"
+    wait "$pid" && fail "the interrupted shard exited 0"
+    FAKE_STEPS=20 sweep --shard 0/2 --out "$tmp/killed" >"$tmp/killed2.txt" 2>&1 || { cat "$tmp/killed2.txt"; fail "rerun of the killed shard"; }
+    grep -q "resume train-softmax-seed-1" "$tmp/killed2.txt" && grep -q "skip   simulate-train" "$tmp/killed2.txt" ||
+      fail "the killed shard did not resume: $(cat "$tmp/killed2.txt")"
+    # --shard's own errors: one line, nothing run.
+    for bad in "2/2" "1/0" "x" "-1/2" "0/5"; do
+      out="$(sweep --shard "$bad" --out "$tmp/badshard" 2>&1)" && fail "--shard $bad accepted"
+      [ "$(wc -l <<<"$out")" = 1 ] && grep -q "error: --shard" <<<"$out" && [ ! -e "$tmp/badshard" ] || fail "--shard $bad: $out"
+    done
+    grep -q "this run has 4 (model, seed) pairs to split; use at most 4 shards" <<<"$out" || fail "--shard 0/5: $out"
+    out="$(bash "$root/experiments/gpu-study.sh" --smoke --shard 0/2 --out "$tmp/gpu" 2>&1)" && fail "--shard with a budget accepted"
+    grep -q "shard applies to runs without a time budget" <<<"$out" && [ ! -e "$tmp/gpu" ] || fail "--shard with a budget: $out"
+    out="$(sweep --shard 1/2 --out "$tmp/shard-0" 2>&1)" && fail "shard 1/2 resumed shard 0/2's folder"
+    grep -q "holds shard 0/2, not shard 1/2" <<<"$out" || fail "unclear message for another shard's folder: $out"
     ;;
 
   budget)

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # End-to-end tests of the experiment scripts on the real orbitlaw binary, at --smoke size.
 #
-# usage: test_pipeline.sh quickstart|interrupt|jobs|vafa-slice|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
+# usage: test_pipeline.sh quickstart|interrupt|jobs|shards|vafa-slice|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
 #
 #   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run; every
 #               model's eval measured the behaviour, and the script ends by printing the verdict tables
 #   interrupt   quickstart --smoke killed after the first checkpoint of training, then rerun: completed
 #               stages are not redone, training resumes, and the report is complete
 #   jobs        quickstart --smoke --jobs 2 (stages of one family side by side, one thread each) gives the
-#               numbers of a one-job run
+#               numbers and report of a one-job run
+#   shards      quickstart --smoke and vafa-slice --smoke --seeds 2 as two shards (--shard 0/2, 1/2) through
+#               GNU parallel, merged by experiments/merge.py: the numbers and report of the single run (one
+#               thread each)
 #   vafa-slice  vafa-slice --smoke: the token head's pipeline with force probes, law searches and compare
 #   paper       paper --smoke (every step of the published-scale experiment, tiny)
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
@@ -79,25 +82,29 @@ PY
     ;;
   jobs)
     export OMP_NUM_THREADS=1  # the same arithmetic in both runs: results must then be bit for bit the same
+    experiment quickstart
+    # Each run in the folder it was made in: the records beside the results name it (eval.json's paths).
+    one="$run" run="$tmp/two"
     experiment quickstart --jobs 2
     grep -q "sweep  " "$tmp/out.txt" || fail "no sweep progress with --jobs 2"
-    mv "$run" "$tmp/two"
-    experiment quickstart
-    "$python" - "$tmp/two" "$run" <<'PY' || fail "--jobs 2 changed the results"
-import glob, json, os, sys
-two, one = sys.argv[1:]
-def numbers(run):
-    out = {}
-    for path in sorted(glob.glob(os.path.join(run, "models", "*", "eval.json"))):
-        b = json.load(open(path))["behaviour"]
-        out[os.path.relpath(path, run)] = (b["one_step_error_au"], b["implied_acceleration"], b["transplant"]["slope"])
-    for path in sorted(glob.glob(os.path.join(run, "models", "*", "metrics.jsonl"))):
-        rows = [json.loads(l) for l in open(path) if l.strip()]
-        out[os.path.relpath(path, run)] = [(r["step"], r.get("train_loss"), r.get("val_loss")) for r in rows]
-    return out
-a, b = numbers(two), numbers(one)
-assert len(a) == 6 and a == b, [k for k in a if a.get(k) != b.get(k)]
-PY
+    "$python" "$here/same_results.py" "$one" "$run" || fail "--jobs 2 changed the results"
+    ;;
+  shards)
+    export OMP_NUM_THREADS=1  # the same arithmetic in every run: results must then be bit for bit the same
+    command -v parallel >/dev/null || fail "GNU parallel is not installed; run 'bash scripts/setup.sh'"
+    # quickstart: eval's behavioural test; vafa-slice at two seeds: probes, law searches and compare.
+    for sweep in "quickstart" "vafa-slice --seeds 2"; do
+      read -r name extra <<<"$sweep"
+      rm -rf "$run" "$tmp"/shard-* "$tmp/merged"
+      # shellcheck disable=SC2086  # $extra is options, split on purpose
+      experiment $name $extra
+      parallel --will-cite --halt now,fail=1 bash "$root/experiments/$name.sh" --smoke $extra --shard {}/2 \
+        --out "$tmp/shard-{}" '>' "$tmp/shard-{}.txt" '2>&1' ::: 0 1 || { cat "$tmp"/shard-*.txt; fail "a shard of $name failed"; }
+      "$python" "$root/experiments/merge.py" --out "$tmp/merged" "$tmp/shard-0" "$tmp/shard-1" >"$tmp/merge.txt" 2>&1 ||
+        { cat "$tmp/merge.txt"; fail "merging $name failed"; }
+      "$python" "$here/same_results.py" "$run" "$tmp/merged" || fail "the merged shards of $name differ from the single run"
+      grep -q "^Merged from 2 shards" "$tmp/merged/report/report.md" || fail "the report does not list the shards"
+    done
     ;;
   vafa-slice)
     experiment vafa-slice
