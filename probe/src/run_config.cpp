@@ -284,9 +284,14 @@ std::vector<KeyDoc> ProbeRunConfig::keys() {
   docs.push_back({"sr.protocols", "list of strings", R"(["published","extended"])", "of: published, extended",
                   "the law-search protocols run"});
   for (auto& d : law_search_schema().keys(at_probe_budget(published_protocol(), 0), "sr.")) {
-    d.description += " (every protocol; sr.published.* and sr.extended.* set it for one)";
+    if (d.key == "sr.threads") d.default_value = "the run's threads";
     docs.push_back(std::move(d));
   }
+  for (const char* protocol : {"published", "extended"})
+    docs.push_back(
+        {std::string("sr.") + protocol, "object", "{}", "the sr.* keys above",
+         std::string("the law-search keys for the ") + protocol +
+             " protocol alone, over the shared ones (its own defaults: docs/design.md section 6)"});
   return docs;
 }
 

@@ -94,6 +94,7 @@ TEST(Cli, ConfigKeysListExactlyTheKeysASubcommandResolves) {
     std::erase_if(resolved, [](const std::string& k) {
       return k.starts_with("sr.published.") || k.starts_with("sr.extended.");
     });
+    if (sub == "probe") listed.erase("sr.published"), listed.erase("sr.extended");
     // Keys only a custom preset reads.
     if (sub == "simulate") listed.erase("star_mass"), listed.erase("planets");
     EXPECT_EQ(listed, resolved) << sub << "\nlisted:\n" << listing.output << "\nresolved:\n" << shown.output;
