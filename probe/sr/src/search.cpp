@@ -247,6 +247,7 @@ void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
     throw Error("X has " + std::to_string(X.cols()) + " columns but " + std::to_string(names.size()) +
                 " names were given");
   }
+  check_variable_names(names);  // the front's laws must parse back with these names
   for (Eigen::Index j = 0; j < X.cols(); ++j) {
     for (Eigen::Index i = 0; i < X.rows(); ++i) {
       if (!std::isfinite(X(i, j))) {

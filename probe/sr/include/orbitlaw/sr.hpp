@@ -105,6 +105,10 @@ class Expr {
 // the functions pow(a,b) neg inv abs square cube sqrt exp log sin cos, plus the constant pi. Throws
 // orbitlaw::Error with the position of the problem.
 Expr parse(const std::string& text, const std::vector<std::string>& names);
+// Throws orbitlaw::Error naming the first of `names` that parse() could not read back as a variable (it must
+// be a letter or _ followed by letters, digits or _, ASCII): a law printed with `r-1` in it would read as
+// r minus 1.
+void check_variable_names(const std::vector<std::string>& names);
 
 // Canonical simplification: folds constants, removes neutral elements (x+0, x*1, x^1), merges constant
 // factors and constant terms of products and sums, turns x*x into square(x) and x/(y) into x*inv(y) forms
