@@ -249,7 +249,12 @@ struct Result {
 };
 
 // Runs the search. Throws orbitlaw::Error on bad options or data (non-finite values, size mismatch, no rows,
-// y incompatible with the loss such as y <= 0 for kLog).
+// y incompatible with the loss such as y <= 0 for kLog, a name parse() could not read back).
+// Any finite magnitude is searched like order 1: a target or input whose root mean square is beyond 2^±20
+// (about 1e±6), and the target of the thresholded L1 loss always, is divided by a power of two near it first
+// (exact). The front's laws are in the data's units; its losses are in the scaled units, as a notice says
+// (thresholded L1's 1e-8 is thus relative to the target's size: absolute, it made every expression within
+// 1e-8 of forces of order 1e-5 score 0).
 Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
               const Options& options, const Eigen::VectorXd* weights = nullptr);
 
