@@ -68,6 +68,13 @@ TEST(SrTable, CsvErrorsNameFileLineAndColumn) {
       {"blank.csv", "r,m1\n1,\n", {"m1"}, " line 2, column 2 ('m1'): the cell is empty (expected a number)"},
       // A quoted line break in a bad cell is shown escaped: the error stays on one line.
       {"break.csv", "r\n\"1\n2\"\n", {"r"}, " line 2, column 1 ('r'): '1\\x0a2' is not a number"},
+      // Found by tests/fuzz (csv-74a63aa327): a lone CR inside a row is a line end (as old Mac files
+      // have), not a byte printed raw into the error, which split it in two on a terminal.
+      {"cr.csv", "r,m1\n1,2e\x93[\r3\n", {"r", "m1"}, " line 2, column 2 ('m1'): '2e\x93[' is not a number"},
+      {"cr-row.csv",
+       "r,m1\n1,2\r3\n",
+       {"r", "m1"},
+       " line 3, column 2: the row has 1 fields but the header has 2 (no 'm1')"},
       {"dup.csv",
        "r,m1,r\n1,2,3\n",
        {"m1"},
