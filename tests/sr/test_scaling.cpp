@@ -3,6 +3,8 @@
 // 1e-5, where its absolute threshold 1e-8 let every expression within 1e-8 of the forces score 0.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "feynman_data.hpp"
 #include "orbitlaw/sr.hpp"
 
@@ -36,8 +38,8 @@ TEST(SrScaling, TheSameLawIsFoundAtEveryMagnitude) {
   for (const Scale& s : scales) {
     sr::test::Dataset d;
     const sr::Result r = search_at(s, law, o, &d);
-    const std::string label = "scale " + std::to_string(s.x0) + " " + std::to_string(s.x1) + " " +
-                              std::to_string(s.x2) + ", y[0] = " + std::to_string(d.y[0]);
+    char label[96];
+    std::snprintf(label, sizeof label, "inputs x %g, %g, %g; y[0] = %g", s.x0, s.x1, s.x2, d.y[0]);
     ASSERT_GE(r.best, 0) << label;
     sr::EquivalenceRule exact;
     exact.significant_digits = 17;

@@ -101,7 +101,7 @@ std::string Scaling::notice(const std::vector<std::string>& names) const {
     if (x[j] != 0) scaled += (scaled.empty() ? "" : ", ") + names[j] + " by " + power_of_two(x[j]);
   }
   return "the search divided " + scaled +
-         " to work near 1; the losses are in those units, the laws in the data's";
+         " (so that any magnitude is searched alike); the losses are in those units, the laws in the data's";
 }
 
 }  // namespace orbitlaw::sr
