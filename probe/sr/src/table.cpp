@@ -279,23 +279,29 @@ Table read_table(const std::string& path, const std::vector<std::string>& column
       if (columns[i] == columns[j]) throw Error("column '" + columns[i] + "' is requested twice");
     }
   }
-  if (path == "-") return parse_csv(read_rest(std::cin, "", "standard input"), "standard input", columns);
+  const bool standard_input = path == "-";
+  const std::string source = standard_input ? "standard input" : path;
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error("data file '" + path + "' is a folder");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open data file '" + path + "'");
+  if (!standard_input && std::filesystem::is_directory(path, ec))
+    throw Error("data file '" + path + "' is a folder");
+  std::ifstream file;
+  if (!standard_input) {
+    file.open(path, std::ios::binary);
+    if (!file) throw Error("cannot open data file '" + path + "'");
+  }
+  std::istream& in = standard_input ? std::cin : file;
   // The first 8 bytes tell HDF5 from CSV; on a pipe they are kept, not read again.
   std::string start(8, '\0');
   in.read(start.data(), 8);
   start.resize(static_cast<std::size_t>(in.gcount()));
   if (start == kHdf5Magic) {
     struct stat info {};
-    if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
-      throw Error(path + ": an HDF5 file must be a regular file (HDF5 cannot be read from a pipe)");
+    if (standard_input || ::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+      throw Error(source + ": HDF5 cannot be read from a pipe; give the file's name");
     return read_hdf5(path, columns);
   }
   in.clear();
-  return parse_csv(read_rest(in, start, path), path, columns);
+  return parse_csv(read_rest(in, start, source), source, columns);
 }
 
 }  // namespace orbitlaw::sr
