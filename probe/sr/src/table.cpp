@@ -48,7 +48,7 @@ struct Field {
 };
 
 struct Record {
-  int line = 0;  // where the record starts (a quoted line break makes it span more)
+  long long line = 0;  // where the record starts (a quoted line break makes it span more)
   std::vector<Field> fields;
   bool blank() const { return fields.size() == 1 && !fields[0].quoted && fields[0].text.empty(); }
 };
@@ -74,7 +74,7 @@ class CsvSplitter {
   }
 
  private:
-  [[noreturn]] void fail(int line, std::size_t column, const std::string& what) const {
+  [[noreturn]] void fail(long long line, std::size_t column, const std::string& what) const {
     throw Error(source_ + " line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
                 what);
   }
@@ -93,7 +93,7 @@ class CsvSplitter {
     Field f;
     if (pos_ < text_.size() && text_[pos_] == '"') {
       f.quoted = true;
-      const int opened = line_;
+      const long long opened = line_;
       ++pos_;
       while (true) {
         if (pos_ >= text_.size()) fail(opened, column, "the quoted field is never closed");
@@ -132,7 +132,7 @@ class CsvSplitter {
   const std::string& text_;
   const std::string& source_;
   std::size_t pos_ = 0;
-  int line_ = 1;
+  long long line_ = 1;  // a file of 2^31 blank lines fits in memory
 };
 
 // A cell as a number: the whole cell, in C notation whatever the locale (1.5, -2e-3, +4), finite.
