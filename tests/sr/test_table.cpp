@@ -77,6 +77,8 @@ TEST(SrTable, CsvErrorsNameFileLineAndColumn) {
        "r,m1\n1,2\r3\n",
        {"r", "m1"},
        " line 3, column 2: the row has 1 fields but the header has 2 (no 'm1')"},
+      // csv-20c9c982fc: the same through the header's names.
+      {"cr-name.csv", "\"a\rb\",m1\n1,2\n", {"r"}, ": no column 'r' (columns: a\\x0db, m1)"},
       {"dup.csv",
        "r,m1,r\n1,2,3\n",
        {"m1"},
