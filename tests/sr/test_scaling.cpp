@@ -25,15 +25,17 @@ sr::Result search_at(const Scale& s, const std::string& law, sr::Options o, sr::
 
 }  // namespace
 
-// y = 3.7 x0 x1 / x2^2 with the target near 1e-170, 1 and 1e170, and inputs from 1e-100 to 1e100. With the
-// squared loss, unscaled, the first's squared errors underflow to 0 (any constant scores 0) and the last's
-// overflow (nothing scores). Each must give the law with 3.7 to 1e-9, and the same front text as order 1.
+// y = 3.7 x0 x1 / x2^2 with the target near 1e-230, 1e-170, 1 and 1e170, and inputs from 1e-170 to 1e170
+// (the last: a target of order 1 from inputs of 1e-170 and 1e170). With the squared loss, unscaled, the small
+// targets' squared errors underflow to 0 (any constant scores 0) and the large one's overflow (nothing
+// scores). Each must give the law with 3.7 to 1e-9, and the same front text as order 1.
 TEST(SrScaling, TheSameLawIsFoundAtEveryMagnitude) {
   sr::Options o = sr::test::small_budget(1, 60);
   o.loss = sr::LossKind::kL2;
   const std::string law = "3.7*x0*x1/x2^2";
-  const std::vector<Scale> scales = {
-      {1, 1, 1}, {1e-170, 1, 1}, {1e100, 1e70, 1}, {1e-100, 1e-100, 1e15}, {1e-60, 1e60, 1e85}};
+  const std::vector<Scale> scales = {{1, 1, 1},           {1e-170, 1, 1},
+                                     {1e100, 1e70, 1},    {1e-100, 1e-100, 1e15},
+                                     {1e-60, 1e60, 1e85}, {1e-170, 1e170, 1e-3}};
   std::string order_one_text;
   for (const Scale& s : scales) {
     sr::test::Dataset d;
