@@ -3,10 +3,12 @@
 // 1e-5, where its absolute threshold 1e-8 let every expression within 1e-8 of the forces score 0.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "feynman_data.hpp"
 #include "orbitlaw/sr.hpp"
+#include "scaling.hpp"  // the engine's own, on the include path of test_sr
 
 namespace sr = orbitlaw::sr;
 using sr::test::Range;
@@ -110,4 +112,28 @@ TEST(SrScaling, ThresholdedL1FindsNewtonOnForcesOfOrder1e5) {
     RecordProperty("seed" + std::to_string(seed), r.front[r.best].text);
   }
   EXPECT_EQ(newton, 5);
+}
+
+// The scaling itself: which columns it scales, and that a law maps back exactly (powers of two).
+TEST(SrScaling, PowersOfTwoChosenAndUndoneExactly) {
+  Eigen::MatrixXd X(4, 2);
+  X << 1, 1e-170, 2, 2e-170, 3, 3e-170, 4, 4e-170;
+  const Eigen::VectorXd y = Eigen::VectorXd::Constant(4, 1e-5);
+  const sr::Scaling l2 = sr::Scaling::choose(X, y, sr::LossKind::kL2);
+  EXPECT_EQ(l2.y, 0);  // 1e-5 is within 2^±20 of 1: left as it is
+  EXPECT_EQ(l2.x[0], 0);
+  EXPECT_EQ(l2.x[1], static_cast<int>(std::lround(std::log2(std::sqrt(7.5) * 1e-170))));
+  // Thresholded L1 scales its target to a root mean square of 2^13 whatever its size.
+  const sr::Scaling l1 = sr::Scaling::choose(X, y, sr::LossKind::kThresholdedL1);
+  EXPECT_EQ(l1.y, static_cast<int>(std::lround(std::log2(1e-5))) - 13);
+  EXPECT_NEAR(std::abs(std::log2(std::abs(l1.scale_y(y)[0])) - 13), 0, 0.5);
+
+  sr::Scaling s;
+  s.y = 10;
+  s.x = {-5, 0};
+  // 2 * x0'^2 * x1 with x0' = x0 * 2^5: in the data's units 2^10 * 2 * 2^10 * x0^2 * x1 = 2^21 x0^2 x1.
+  const sr::Expr law = sr::parse("2*x0^2*x1", {"x0", "x1"});
+  const sr::Expr mapped = s.to_data_units(law, s.scale_x(X));
+  EXPECT_EQ(mapped.text({"x0", "x1"}, 17), "2097152*x0^2*x1");
+  EXPECT_EQ(mapped.complexity(), law.complexity());
 }

@@ -1,5 +1,6 @@
 #include "scaling.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -80,9 +81,16 @@ Expr Scaling::to_data_units(const Expr& law, const Eigen::MatrixXd& X_scaled) co
   for (Eigen::Index j = 0; j < X_data.cols(); ++j) X_data.col(j) *= std::ldexp(1.0, x[j]);
   const Eigen::ArrayXd want = law.evaluate(X_scaled);
   const Eigen::ArrayXd got = simplified.evaluate(X_data) * std::ldexp(1.0, -y);
+  // To 1e-9 of the larger of the row's value and the values' root mean square: a law that cancels large
+  // terms (c*(1 - cos(a/r)) with c ~ 1e13) rounds differently once simplified, by far more than 1e-9 of its
+  // small rows but not of the data's size; refusing it there would cost such laws two nodes.
+  const Eigen::ArrayXd finite = want.isFinite().select(want, 0.0);
+  const double largest = finite.abs().maxCoeff();
+  const double rms = largest > 0 ? largest * std::sqrt((finite / largest).square().mean()) : 0.0;
   for (Eigen::Index i = 0; i < want.size(); ++i) {
     if (!std::isfinite(want[i])) continue;
-    if (!(std::abs(got[i] - want[i]) <= 1e-9 * std::max(std::abs(want[i]), 1e-300))) return substituted;
+    const double scale = std::max({std::abs(want[i]), rms, 1e-300});
+    if (!(std::abs(got[i] - want[i]) <= 1e-9 * scale)) return substituted;
   }
   return simplified;
 }
