@@ -250,14 +250,16 @@ def save(findings, reader, args, data, kind, output, sig):
 # Replay of saved findings.
 
 
-def replay(binary, findings, work, timeout):
-    """Reruns each saved finding; returns the number that do not behave as marked."""
+def replay(binary, findings, work, timeout, readers):
+    """Reruns each saved finding of `readers`; returns the number that do not behave as marked."""
     bad = 0
     for folder in sorted(Path(findings).glob("*/")):
         meta_path = folder / "finding.json"
         if not meta_path.exists():
             continue
         meta = json.loads(meta_path.read_text())
+        if meta["reader"] not in readers:
+            continue
         inputs = list(folder.glob("input.*"))
         args = (folder / "command.txt").read_text().strip()
         args = args[len("orbitlaw "):] if args.startswith("orbitlaw ") else args
@@ -305,7 +307,7 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="orbitlaw-fuzz-")
     os.makedirs(work, exist_ok=True)
 
-    failures = replay(binary, a.findings, work, a.timeout) if a.replay else 0
+    failures = replay(binary, a.findings, work, a.timeout, readers) if a.replay else 0
 
     rng = random.Random(a.seed)
     seeds = {}
