@@ -71,14 +71,15 @@ def run(binary, args, path, timeout):
         return "exit %d" % rc, rc, text
     if CRASH_MARKERS.search(text):
         return "crash text", rc, text
-    if rc != 0 and len([l for l in stderr.splitlines() if l.strip()]) > 1:
+    # Lines as a terminal breaks them (str.splitlines would also break at \x1c-\x1e and \x85).
+    if rc != 0 and len([l for l in re.split(r"\r\n|\r|\n", stderr) if l.strip()]) > 1:
         return "several error lines", rc, text
     return None, rc, text
 
 
 def signature(kind, output):
     """What makes two findings the same bug: the kind and the first line of output, numbers and paths out."""
-    first = next((l for l in output.splitlines() if l.strip()), "")
+    first = next((l for l in re.split(r"\r\n|\r|\n", output) if l.strip()), "")
     first = re.sub(r"'[^']*'", "'Q'", first)  # the quoted cell or name a mutant happened to break
     first = re.sub(r"/[^\s':]+", "PATH", first)
     first = re.sub(r"\d+", "N", first)
@@ -288,6 +289,8 @@ def main():
     duration.add_argument("--minutes", type=float, help="fuzz this long")
     duration.add_argument("--seconds", type=float, help="fuzz this long")
     ap.add_argument("--seed", type=int, default=1, help="random seed of the mutations")
+    ap.add_argument("--runs", type=int, help="stop after this many mutants (with a seed: the same mutants on "
+                    "any machine, as the time alone would not give)")
     ap.add_argument("--readers", default="json,csv,hdf5", help="comma-separated: json, csv, hdf5")
     ap.add_argument("--findings", default=str(HERE / "findings"), help="folder of saved findings")
     ap.add_argument("--save", action="store_true", help="save new findings there (default: only report)")
@@ -324,7 +327,7 @@ def main():
     met_known = set()
     start = time.monotonic()
     k = 0
-    while time.monotonic() - start < seconds and seeds:
+    while time.monotonic() - start < seconds and seeds and (a.runs is None or k < a.runs):
         reader = list(seeds)[k % len(seeds)]
         k += 1
         args, seed = rng.choice(seeds[reader])
