@@ -135,6 +135,7 @@ SrRequest read_request(const Json& config) {
   if (r.data.empty()) throw Error("sr needs a data file (--data FILE)");
   r.x_names = sr::name_list(r.x_value, "sr config: x");
   if (r.x_names.empty()) throw Error("sr needs input columns (--x a,b,c)");
+  sr::check_variable_names(r.x_names);  // before any data is read: the laws must parse back
   if (r.y_name.empty()) throw Error("sr needs a target column (--y NAME)");
   sr::validate(r.options);
   return r;
@@ -227,7 +228,7 @@ void add_sr_command(CLI::App& app) {
   auto* sub = app.add_subcommand("sr", "Symbolic regression: find a formula y = f(x...) in a data file");
   auto& options = add_config_options(sub);
   static SrFlags flags;
-  sub->add_option("--data", flags.data, "CSV (header row) or HDF5 (1-D datasets) file");
+  sub->add_option("--data", flags.data, "CSV (header row; - for standard input) or HDF5 (1-D datasets) file");
   sub->add_option("--x", flags.x, "input columns, comma-separated (e.g. r,m1,m2)");
   sub->add_option("--y", flags.y, "target column");
   sub->add_option("--weights", flags.weights, "optional column of row weights");

@@ -202,7 +202,8 @@ TEST(BadInputs, DuplicateColumnsAndTablesTooSmall) {
   write_file("seven_rows.csv", seven);
   const std::string search = " --x r,m1,m2 --y F --iterations 1";
   expect_refused("duplicate columns, small tables",
-                 {{"sr --data " + path_of("duplicate.csv") + " --x r,m1 --y F", 1, "names column 'r' twice"},
+                 {{"sr --data " + path_of("duplicate.csv") + " --x r,m1 --y F", 1,
+                   "the header names 'r' again (first in column 1)"},
                   {"sr --data " + path_of("one_row.csv") + search, 1, "at least 8 data rows, got 1"},
                   {"sr --data " + path_of("seven_rows.csv") + search, 1, "at least 8 data rows, got 7"},
                   {"sr --data " + path_of("seven_rows.csv") + " --x r,r --y F", 1, "requested twice"}});

@@ -94,6 +94,23 @@ TEST(SrCli, CheckRoundsConstantsAsAskedBeforeJudging) {
   EXPECT_NE(full.output.find("\"relation\":\"ratio\""), std::string::npos) << full.output;
 }
 
+// A spreadsheet's CSV (byte-order mark, CRLF, quoted names) read from standard input, as `--data -`.
+TEST(SrCli, ReadsASpreadsheetCsvFromStandardInput) {
+  auto d = orbitlaw::sr::test::sample("2.5*x^2", {{"x", 0.5, 4}}, 40, 3);
+  fs::path path = scratch_dir() / "excel.csv";
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.precision(17);
+    out << "\xEF\xBB\xBF\"x\",\"note, quoted\",\"y\"\r\n";
+    for (int i = 0; i < d.X.rows(); ++i) out << d.X(i, 0) << ",\"a \"\"b\"\"\"," << d.y[i] << "\r\n";
+    out << "\r\n";
+  }
+  auto r = run_orbitlaw("sr --data - --x x --y y --seed 1 --iterations 30 < " + path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("sr: 40 rows"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("best:     2.5*x^2"), std::string::npos) << r.output;
+}
+
 TEST(SrCli, BadDataIsOneLineErrorAndNoOutput) {
   fs::path dir = scratch_dir();
   auto write = [&](const std::string& name, const std::string& content) {
@@ -105,12 +122,16 @@ TEST(SrCli, BadDataIsOneLineErrorAndNoOutput) {
     std::string args, expected;
   };
   const std::vector<Case> cases = {
-      {"--data " + write("nan.csv", "r,F\n1,2\n2,nan\n") + " --x r --y F", "column 'F' row 2 is NaN"},
-      {"--data " + write("inf.csv", "r,F\n1,inf\n") + " --x r --y F", "column 'F' row 1 is infinite"},
+      {"--data " + write("nan.csv", "r,F\n1,2\n2,nan\n") + " --x r --y F",
+       "nan.csv line 3, column 2 ('F'): 'nan' is not finite"},
+      {"--data " + write("inf.csv", "r,F\n1,inf\n") + " --x r --y F",
+       "inf.csv line 2, column 2 ('F'): 'inf' is not finite"},
       {"--data " + write("empty.csv", "") + " --x r --y F", "empty file"},
       {"--data " + write("header.csv", "r,F\n") + " --x r --y F", "no data rows"},
       {"--data " + write("ragged.csv", "r,F\n1,2\n3\n") + " --x r --y F",
-       "line 3 has 1 fields but the header has 2"},
+       "ragged.csv line 3, column 2: the row has 1 fields but the header has 2 (no 'F')"},
+      {"--data " + write("r-1.csv", "r-1,F\n1,2\n") + " --x r-1 --y F",
+       "the column name 'r-1' cannot be written in a law"},
       {"--data " + write("ok.csv", "r,F\n1,2\n") + " --x r,m1 --y F", "no column 'm1' (columns: r, F)"},
       {"--data " + dir.string() + "/ok.csv --x r --y F --loss cubic",
        "loss must be one of: auto, l2, l1, relative, log, thresholded_l1 (got 'cubic')"},

@@ -160,4 +160,17 @@ Expr parse(const std::string& text, const std::vector<std::string>& names) {
   return Parser(text, names).parse();
 }
 
+void check_variable_names(const std::vector<std::string>& names) {
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  for (const auto& name : names) {
+    bool ok = !name.empty() && letter(name[0]);
+    for (char c : name) ok = ok && (letter(c) || (c >= '0' && c <= '9'));
+    if (!ok) {
+      throw Error("the column name '" + name +
+                  "' cannot be written in a law; rename it to letters, digits and _ (starting with a letter "
+                  "or _)");
+    }
+  }
+}
+
 }  // namespace orbitlaw::sr

@@ -27,6 +27,7 @@
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/sr.hpp"
+#include "scaling.hpp"
 
 namespace orbitlaw::sr {
 namespace {
@@ -247,6 +248,7 @@ void check_data(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::v
     throw Error("X has " + std::to_string(X.cols()) + " columns but " + std::to_string(names.size()) +
                 " names were given");
   }
+  check_variable_names(names);  // the front's laws must parse back with these names
   for (Eigen::Index j = 0; j < X.cols(); ++j) {
     for (Eigen::Index i = 0; i < X.rows(); ++i) {
       if (!std::isfinite(X(i, j))) {
@@ -437,7 +439,7 @@ std::string short_number(double v, const char* format = "%.4g") {
 std::optional<std::string> power_law_notice(const Eigen::MatrixXd& X, const Eigen::ArrayXd& y,
                                             const std::vector<std::string>& names, const OperatorSet& set,
                                             LossKind kind, const Eigen::ArrayXd* weights, double best_loss,
-                                            double floor) {
+                                            double floor, const Scaling& scaling) {
   if (has_op(set, Op::kPow) || (has_op(set, Op::kExp) && has_op(set, Op::kLog))) return std::nullopt;
   if (!((X.array() > 0).all() && (y > 0).all())) return std::nullopt;
   Eigen::MatrixXd A(X.rows(), X.cols() + 1);
@@ -448,7 +450,8 @@ std::optional<std::string> power_law_notice(const Eigen::MatrixXd& X, const Eige
   if (!(std::max(power_loss, floor) < 0.5 * std::max(best_loss, floor))) return std::nullopt;
   const bool sqrt_on = has_op(set, Op::kSqrt);
   bool needs_pow = false, needs_root = false;
-  std::string law = short_number(std::exp(coef[0]));
+  // Fitted on the scaled data; its constant is printed in the data's units, like the front's laws.
+  std::string law = short_number(std::exp(coef[0] + scaling.log_power_law_factor(coef.tail(X.cols()))));
   for (Eigen::Index j = 0; j < X.cols(); ++j) {
     const double a = coef[j + 1];
     if (std::abs(a) < 0.05) continue;  // this input hardly matters
@@ -597,13 +600,18 @@ void validate(const Options& o) {
   if (o.holdout_patience < 0) throw Error("sr option 'holdout_patience' must not be negative");
 }
 
-Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
-              const Options& requested, const Eigen::VectorXd* weights) {
+Result search(const Eigen::MatrixXd& X_data, const Eigen::VectorXd& y_data,
+              const std::vector<std::string>& names, const Options& requested,
+              const Eigen::VectorXd* weights) {
   validate(requested);
-  check_data(X, y, names, weights);
+  check_data(X_data, y_data, names, weights);
   Options options = requested;
-  options.loss = resolve_loss(requested.loss, y);
-  check_targets(y.array(), options.loss);
+  options.loss = resolve_loss(requested.loss, y_data);
+  check_targets(y_data.array(), options.loss);
+  // The search works near 1 whatever the data's units; the laws are mapped back before the front is made.
+  const Scaling scaling = Scaling::choose(X_data, y_data, options.loss);
+  const Eigen::MatrixXd X = scaling.scale_x(X_data);
+  const Eigen::VectorXd y = scaling.scale_y(y_data);
 
   // The search fits and ranks on `fitted` rows only; the held-out rows choose the best (make_front).
   const std::vector<Eigen::Index> held = held_out_rows(X.rows(), options);
@@ -675,14 +683,19 @@ Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vec
     for (auto& entry : candidates)
       set_holdout_loss(entry, held_out->X, held_out->y, options.loss, held_out->weights_or_null());
   }
+  for (auto& entry : candidates) {
+    entry.expr = scaling.to_data_units(entry.expr, X_fit);
+    entry.complexity = entry.expr.complexity();  // the law as printed: mapping back may add nodes
+  }
   Result front = make_front(std::move(candidates), names, problem.loss_floor);
   front.holdout_rows = static_cast<int>(held.size());
   if (front.most_accurate >= 0) {
     const auto notice =
         power_law_notice(X_fit, problem.y, names, problem.operators, options.loss, weights ? &w : nullptr,
-                         front.front[front.most_accurate].loss, problem.loss_floor);
+                         front.front[front.most_accurate].loss, problem.loss_floor, scaling);
     if (notice) front.notices.push_back(*notice);
   }
+  if (scaling.any()) front.notices.push_back(scaling.notice(names));
   front.loss = options.loss;
   front.loss_auto = requested.loss == LossKind::kAuto;
   front.iterations_run = result.iterations_run;

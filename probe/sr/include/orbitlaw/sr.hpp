@@ -106,6 +106,10 @@ class Expr {
 // the functions pow(a,b) neg inv abs square cube sqrt exp log sin cos, plus the constant pi. Throws
 // orbitlaw::Error with the position of the problem.
 Expr parse(const std::string& text, const std::vector<std::string>& names);
+// Throws orbitlaw::Error naming the first of `names` that parse() could not read back as a variable (it must
+// be a letter or _ followed by letters, digits or _, ASCII): a law printed with `r-1` in it would read as
+// r minus 1.
+void check_variable_names(const std::vector<std::string>& names);
 
 // Canonical simplification: folds constants, removes neutral elements (x+0, x*1, x^1), merges constant
 // factors and constant terms of products and sums, turns x*x into square(x) and x/(y) into x*inv(y) forms
@@ -248,7 +252,12 @@ struct Result {
 };
 
 // Runs the search. Throws orbitlaw::Error on bad options or data (non-finite values, size mismatch, no rows,
-// y incompatible with the loss such as y <= 0 for kLog).
+// y incompatible with the loss such as y <= 0 for kLog, a name parse() could not read back).
+// Any finite magnitude is searched like order 1: a target or input whose root mean square is beyond 2^±20
+// (about 1e±6), and the target of the thresholded L1 loss always, is divided by a power of two near it first
+// (exact). The front's laws are in the data's units; its losses are in the scaled units, as a notice says
+// (thresholded L1's 1e-8 is thus relative to the target's size: absolute, it made every expression within
+// 1e-8 of forces of order 1e-5 score 0).
 Result search(const Eigen::MatrixXd& X, const Eigen::VectorXd& y, const std::vector<std::string>& names,
               const Options& options, const Eigen::VectorXd* weights = nullptr);
 
