@@ -53,7 +53,7 @@ class ModelSeeds:
         control_findings() weighs between controls and trained models (more is a pass)."""
         found = {}
         if self.learned:
-            found["verdict"] = ("passes the behavioural verdict", None, self.learned)
+            found["verdict"] = ("own predictions pass the behavioural verdict", None, self.learned)
         for (probe, protocol, n), values in self.newton.items():
             found[("newton", probe, protocol, n)] = (f"{probe} probe ({protocol} protocol) recovers Newton's law "
                                                      f"(srbench)", n, values)
@@ -268,7 +268,7 @@ def control_findings(models, fmt):
             else:
                 verdict = (f"at least as many as any trained model (at best {best.name}: {fmt(best_s[0])}; "
                            f"difference {fmt(d)}, 95% interval [{fmt(interval[1])}, {fmt(interval[2])}] includes 0)")
-            found.append(f"**A control does as well as the trained models: {control.name}** {what} {rate}, "
+            found.append(f"**A control does as well as the trained models** ({control.name}): its {what} {rate}, "
                          f"{verdict}. On this run, this test gives no evidence that training taught the trained "
                          "models the law.")
     return found
