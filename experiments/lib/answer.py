@@ -218,8 +218,9 @@ def newton_clause(model, fmt):
     (probe, protocol, n), values = best
     if stats(values)[0] == 0:
         return "Newton's law recovered in no galaxy of any model probe and protocol (srbench)"
+    how = "; mean over seeds [95% interval]" if len(present(values)) > 1 else ""
     return (f"Newton's law in {centre(values, fmt, seeds=len(model.seeds))} of {n} galaxies at best "
-            f"({probe}, {protocol}; srbench; mean over seeds [95% interval])")
+            f"({probe}, {protocol}; srbench{how})")
 
 
 def sentence(model, models, fmt):

@@ -76,6 +76,8 @@ class Sentences(unittest.TestCase):
         self.assertIn("lower by 0.05 AU (one seed: no interval, no difference claimed)", text)
         self.assertIn("against B's 2: lower by 1 (one seed: no interval, no difference claimed)", text)
         self.assertNotIn("95% interval", text)
+        m = model("A", [7], [0.05], [0.10], newton=[3])
+        self.assertIn("Newton's law in 3 of 5 galaxies at best (linear, published; srbench).", answer.sentence(m, [m], fmt))
 
     def test_missing_seeds_are_said(self):
         m = model("A", [1, 2, 3], [0.05, None, None], [0.10, None, None])
