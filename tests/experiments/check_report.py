@@ -70,11 +70,10 @@ def main():
     opening = md.split("\n## Answer\n", 1)[-1].split("\n### Differences over seeds", 1)[0]
     laws = open(paths["laws.md"]).read()
     lines = [line for line in laws.splitlines() if line.startswith("- ")]
-    check(all(line in opening for line in lines), "the answer does not open with laws.md's per-model lines")
+    opens = check(all(line in opening for line in lines), "the answer does not open with laws.md's per-model lines")
     first = next((name for name in FIRST_FIGURES if name in images), None)
-    if first:
-        check(f"]({first})" in opening.split("\n\n### ")[0] and opening.index(f"]({first})") >
-              max([opening.index(line) for line in lines] or [0]),
+    if first and opens:
+        check(opening.find(f"]({first})") > max([opening.index(line) for line in lines] or [0]),
               f"the answer does not show {first} after its per-model lines")
     check(headings[-1] == ("##", "Provenance"), f"the report does not end with its provenance ({headings[-3:]})")
     config = json.load(open(os.path.join(run, "experiment.json")))
