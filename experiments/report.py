@@ -609,17 +609,21 @@ def plot_trajectory_error(rep, config, evals):
         rep.table(["median trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
     if not can_plot(rep, "trajectory error plot"):
         return
-    fig, ax = plt.subplots(figsize=(7, 4))
+    # The answer's figure (FIRST_FIGURES): with a model per seed there are 15-20 series, so the legend stands
+    # beside the axes rather than over the bars, its labels shortened, and the colours do not repeat below 20.
+    fig, ax = plt.subplots(figsize=(11, 4.5))
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
         xs = [j + i * width for j in range(len(horizons))]
-        ax.bar(xs, [np.nan if values.get(h) is None else values[h] for h in horizons], width, label=name)
+        short = name if len(name) <= 60 else name[:40] + "…" + name[-19:]
+        ax.bar(xs, [np.nan if values.get(h) is None else values[h] for h in horizons], width, label=short,
+               color=plt.cm.tab20(i % 20))
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(horizons))])
     ax.set_xticklabels([f"{h}-step" for h in horizons])
     ax.set_yscale("log")
     ax.set_ylabel("mean position error (AU)")
     ax.set_title("Rollout error against baselines")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(rep, fig, "trajectory_error.png", "1/5/100-step trajectory error of each model and the baselines")
 
 
