@@ -15,9 +15,11 @@ recovered laws against Newton that the experiment scripts print at the end), and
 report.html is report.md rendered by Python-Markdown (experiments/lib/report_html.py). Newton's law and G are
 quoted from compare/compare.json, as the run's compare judged the probes; the report has no G of its own.
 
-The report opens with its answer (experiments/lib/answer.py): one sentence per model, generated from the
-values of its seeds and their spread, and a summary table of every model's numbers over its seeds; then the
-tables and plots it rests on, per model and seed; provenance and what is missing come last.
+The report opens with its answer: the per-model lines the experiment prints at its end (laws.md,
+experiments/lib/behaviour_table.py), any control that does as well as the trained models on a pass/fail test,
+the report's first figure, one sentence per model whose differences carry 95% intervals over seeds
+(experiments/lib/answer.py, experiments/lib/seedstats.py), and a summary of one row per model; then the
+tables and plots it rests on, every quantity per seed, what is missing, and provenance last.
 """
 import argparse
 import datetime
@@ -34,7 +36,7 @@ import answer  # noqa: E402  the answer section's statistics and sentences
 import behaviour_table  # noqa: E402  the behavioural test's tables (docs/design.md section 6c)
 import report_html  # noqa: E402  the HTML page of the report's Markdown
 import results_page  # noqa: E402  docs/results/<experiment>.md from run folders
-from expconfig import model_seeds, seed_count  # noqa: E402  the driver's own rule for the seeds of a model
+from expconfig import is_control, model_seeds, seed_count  # noqa: E402  the driver's own rules
 
 # The plotting stack is installed by scripts/setup.sh. On a machine without it (the bare GPU machine of
 # gpu-study) the report still arrives, with its tables, and lists every plot as missing with the reason.
@@ -91,6 +93,21 @@ class Report:
     def image(self, name, caption):
         self.blocks.append(("image", name, caption))
         self.plots.append(name)
+
+    def figure_slot(self):
+        """Where place_first_figure() puts the report's first figure, once the sections have made it."""
+        self.blocks.append(("slot",))
+
+    def place_first_figure(self, names):
+        """Moves the first plot of `names` that this report made (in that order of preference) to the slot, so
+        that the answer shows it; its tables stay where they were. Nothing moves where none was made."""
+        images = {block[1]: i for i, block in enumerate(self.blocks) if block[0] == "image"}
+        slot = next((i for i, block in enumerate(self.blocks) if block[0] == "slot"), None)
+        name = next((n for n in names if n in images), None)
+        if slot is None or name is None:
+            return
+        block = self.blocks.pop(images[name])
+        self.blocks[slot] = block
 
     def lack(self, what, why):
         self.missing.append((what, why))
@@ -235,19 +252,44 @@ def section_title(rep, config):
 
 
 def section_answer(rep, config, reps):
-    """The report's opening: one generated sentence per model, then every model's numbers over its seeds."""
+    """The report's opening: the same per-model lines the experiment prints at its end (behaviour_table), any
+    control that does as well as the trained models, the first figure (placed by place_first_figure), one
+    sentence per model whose differences carry 95% intervals over seeds, and a summary of one row per model.
+    Returns the models' values per seed, for the detail table further down."""
     models = seed_values(rep, config, reps)
     rep.heading("Answer")
-    section_behaviour(rep)  # where eval measured it, the label-free verdict comes first
+    behaviour = behaviour_table.terminal_text(rep.run)
+    if behaviour:
+        rep.markdown(behaviour)
+    for finding in answer.control_findings(models, fmt):
+        rep.para(finding)
+    rep.figure_slot()
+    rep.heading("Differences over seeds", 3)
     for model in models:
         rep.para(answer.sentence(model, models, fmt))
-    rep.para(answer.RULE)
-    rep.heading("Summary over seeds")
-    rep.para("Final validation loss from each seed's metrics.jsonl, 1-step errors from its eval.json, probe R² "
-             "and Newton galaxies from compare/compare.json (model probes only; the oracles and controls are in "
-             "the compare tables below). Mean ± sample standard deviation over the seeds, then every seed's value.")
-    rep.table(["model", "quantity", "mean ± SD", "seeds", "value per seed"], answer.summary_rows(models, fmt))
+    rep.para(answer.METHOD)
+    rep.heading("Summary: one row per model", 3)
+    rep.para("Mean over seeds and its 95% Student-t interval [low, high] (\"one seed\": no interval): final "
+             "validation loss from each seed's metrics.jsonl, 1-step errors from its eval.json (the difference to "
+             "the previous position is per seed, paired), probe R² and Newton galaxies from compare/compare.json "
+             "(model probes only, the best probe and protocol by mean; the oracles and controls are in the compare "
+             "tables below). Every quantity, per seed: \"Every quantity over seeds\" further down.")
+    header, rows = answer.summary_rows(models, fmt)
+    rep.table(header, rows)
+    return models
 
+
+def section_detail(rep, models):
+    """Every quantity of the answer, per model and seed: what the one-row summary condenses."""
+    rep.heading("Every quantity over seeds")
+    rep.para("Final validation loss, 1-step errors, every model probe's R² and Newton galaxies under each protocol. "
+             "Mean ± sample standard deviation over the seeds, then every seed's value.")
+    rep.table(["model", "quantity", "mean ± SD", "seeds", "value per seed"], answer.detail_rows(models, fmt))
+
+
+# The figure the answer shows, the first of these that the report made: the rollout errors against the
+# baselines (the behavioural ladder's rungs), else the training curves of an experiment without eval.
+FIRST_FIGURES = ("trajectory_error.png", "training_curves.png")
 
 # Probes that do not read the model (oracles and the random-feature control): not part of a model's answer.
 CONTROL_PROBES = {"knn", "knn_log", "newton", "random", "raw_input", "raw_input_vector"}
@@ -260,7 +302,7 @@ def seed_values(rep, config, reps):
     compare_rows = read_json(compare_path).get("rows", []) if os.path.exists(compare_path) else []
     models = {}
     for r in reps:
-        model = models.setdefault(r.kind, answer.ModelSeeds(label(config, r.kind), []))
+        model = models.setdefault(r.kind, answer.ModelSeeds(label(config, r.kind), [], is_control(config, r.kind)))
         model.seeds.append(r.seed)
         model.law_search = "compare" in stages
         if "train" in stages:
@@ -269,10 +311,13 @@ def seed_values(rep, config, reps):
             model.val_loss[r.seed] = next((m["val_loss"] for m in reversed(rows) if m.get("val_loss") is not None), None)
         if "eval" in stages:
             evaluation = os.path.join(r.model_dir, "eval.json")
-            one_step = read_json(evaluation).get("trajectory_error") if os.path.exists(evaluation) else None
-            one_step = (one_step or {}).get("1") or {}
+            record = read_json(evaluation) if os.path.exists(evaluation) else {}
+            one_step = (record.get("trajectory_error") or {}).get("1") or {}
             model.step1[r.seed] = one_step.get("model")
             model.step1_previous[r.seed] = one_step.get("previous_position")
+            behaviour = record.get("behaviour") or {}
+            if behaviour.get("available"):
+                model.learned[r.seed] = int(bool((behaviour.get("verdict") or {}).get("learned")))
         for row in compare_rows:
             if row.get("model") != r.tag or row.get("probe") in CONTROL_PROBES:
                 continue
@@ -285,12 +330,12 @@ def seed_values(rep, config, reps):
 
 
 def section_behaviour(rep):
-    """The label-free verdict from each model's own predictions (orbitlaw eval's "behaviour"), opening the
-    answer."""
+    """The label-free verdict from each model's own predictions (orbitlaw eval's "behaviour"), per seed: the
+    tables behind the answer's lines."""
     rows, summary = behaviour_table.tables(rep.run)
     if not rows:
         return
-    rep.heading("Learned gravity, read from each model's own predictions", 3)
+    rep.heading("Learned gravity, read from each model's own predictions")
     rep.para("No probe is fitted here (docs/design.md section 6c): each model's next-position predictions are "
              "placed on the ladder of baselines, read as an implied acceleration, and put through the curvature "
              "transplant (s = 0: the force is computed from the position; s = 1: the history's curvature is "
@@ -564,17 +609,21 @@ def plot_trajectory_error(rep, config, evals):
         rep.table(["median trajectory error (AU)"] + [f"{h}-step" for h in horizons], rows)
     if not can_plot(rep, "trajectory error plot"):
         return
-    fig, ax = plt.subplots(figsize=(7, 4))
+    # The answer's figure (FIRST_FIGURES): with a model per seed there are 15-20 series, so the legend stands
+    # beside the axes rather than over the bars, its labels shortened, and the colours do not repeat below 20.
+    fig, ax = plt.subplots(figsize=(11, 4.5))
     width = 0.8 / max(1, len(series))
     for i, (name, values) in enumerate(series.items()):
         xs = [j + i * width for j in range(len(horizons))]
-        ax.bar(xs, [np.nan if values.get(h) is None else values[h] for h in horizons], width, label=name)
+        short = name if len(name) <= 60 else name[:40] + "…" + name[-19:]
+        ax.bar(xs, [np.nan if values.get(h) is None else values[h] for h in horizons], width, label=short,
+               color=plt.cm.tab20(i % 20))
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(horizons))])
     ax.set_xticklabels([f"{h}-step" for h in horizons])
     ax.set_yscale("log")
     ax.set_ylabel("mean position error (AU)")
     ax.set_title("Rollout error against baselines")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     save(rep, fig, "trajectory_error.png", "1/5/100-step trajectory error of each model and the baselines")
 
 
@@ -937,10 +986,10 @@ def write_report():
     rep = Report(run, out)
     reps = replicates(run, config)
     stages = config.get("stages", [])
-    # The answer first, then what it rests on; provenance and what is missing at the end.
+    # The answer first, then what it rests on; what is missing, then provenance at the end.
     section_title(rep, config)
-    if reps:
-        section_answer(rep, config, reps)
+    models = section_answer(rep, config, reps) if reps else []
+    section_behaviour(rep)
     section_about(rep, config)
     if "compare" in stages:
         section_compare(rep)
@@ -948,17 +997,30 @@ def write_report():
     section_training(rep, config, reps) if "train" in stages else None
     section_eval(rep, config, reps) if "eval" in stages else None
     section_probe(rep, config, reps) if "probe" in stages else None
-    section_stages(rep)
-    section_provenance(rep, config, provenance)
+    if models:
+        section_detail(rep, models)
     if report_html.RENDERING:
         rep.lack("HTML rendering of the report", report_html.RENDERING)
+    # Stages and provenance are written before the list of what is missing (they can lack files too), and
+    # then moved behind it, so that provenance closes the report.
+    tail = len(rep.blocks)
+    section_stages(rep)
+    section_provenance(rep, config, provenance)
+    provenance_blocks, rep.blocks = rep.blocks[tail:], rep.blocks[:tail]
     rep.heading("Missing")
     if rep.missing:
         rep.table(["what", "why"], rep.missing)
     else:
         rep.para("Nothing: every table and plot of this experiment was produced from this run's outputs.")
+    rep.blocks += provenance_blocks
+    rep.place_first_figure(FIRST_FIGURES)
 
+    # What the experiment prints at its end: the same per-model lines the report opens with, any control that
+    # does as well as the trained models (as plain text: the terminal shows no Markdown), then the laws.
     behaviour = behaviour_table.terminal_text(run)
+    findings = [f.replace("**", "") for f in answer.control_findings(models, fmt)]
+    if findings:
+        behaviour = (behaviour + "\n" if behaviour else "") + "\n\n".join(findings) + "\n"
     if laws is None:
         laws = behaviour or f"Recovered force laws against Newton: not available ({why}).\n"
     elif behaviour:

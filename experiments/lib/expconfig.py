@@ -212,3 +212,12 @@ def model_seeds(config, kind):
     if not isinstance(base, int) or isinstance(base, bool):
         raise ValueError(f"models.{kind}: the training seed must be an integer, not {json.dumps(base)}")
     return [base + i for i in range(seed_count(config))]
+
+
+def is_control(config, kind):
+    """Whether a model of the experiment is a control (what a probe or test reads without the training under
+    test), not a trained model. models.<kind> has no key for it (train, eval, probe, label, inputs only), so
+    the shipped configs' convention is the rule: a kind named untrained*, or a label that starts with
+    'control' or 'negative control'. The report says where a control does as well as the trained models."""
+    label = str(lookup(config, f"models.{kind}.label") or "").strip().lower()
+    return kind.startswith("untrained") or label.startswith(("control", "negative control"))

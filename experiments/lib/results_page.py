@@ -14,70 +14,16 @@ import datetime
 import glob
 import itertools
 import json
-import math
 import os
 
 import behaviour_table
+from seedstats import welch
 from expconfig import model_seeds, seed_count
 
 NOT_RECORDED = "not recorded"
 ANSWER_MARKER = "<!-- answer-table {run} seeds={seeds} -->"
 ANSWER_HEADER = ["model", "seeds", "learned in", "1-step median / constant acceleration's", "ladder",
                  "a_impl r exponent", "s", "star-mass exponent"]
-
-
-# --- statistics: the Welch interval of a difference of two means -------------------------------------------
-
-
-def _betacf(a, b, x):
-    """Continued fraction of the regularized incomplete beta function (Numerical Recipes, betacf)."""
-    tiny = 1e-300
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 300):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + numerator * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + numerator / c
-            c = c if abs(c) > tiny else tiny
-            h *= d * c
-        if abs(d * c - 1.0) < 1e-14:
-            break
-    return h
-
-
-def t_cdf(t, df):
-    """P(T <= t) for Student's t with df (not necessarily integer) degrees of freedom."""
-    x = df / (df + t * t)
-    a, b = df / 2.0, 0.5
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    tail = front * _betacf(a, b, x) / a if x < (a + 1) / (a + b + 2) else 1.0 - front * _betacf(b, a, 1 - x) / b
-    return 1.0 - 0.5 * tail if t > 0 else 0.5 * tail
-
-
-def t_quantile(p, df):
-    lo, hi = 0.0, 1000.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if t_cdf(mid, df) < p else (lo, mid)
-    return (lo + hi) / 2
-
-
-def welch(a, b):
-    """(mean(a) - mean(b), 95% interval low, high) with Welch's degrees of freedom; None below 2 values each."""
-    if len(a) < 2 or len(b) < 2:
-        return None
-    ma, mb = sum(a) / len(a), sum(b) / len(b)
-    va = sum((x - ma) ** 2 for x in a) / (len(a) - 1) / len(a)
-    vb = sum((x - mb) ** 2 for x in b) / (len(b) - 1) / len(b)
-    se = math.sqrt(va + vb)
-    if se == 0:
-        return ma - mb, ma - mb, ma - mb
-    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
-    h = t_quantile(0.975, df) * se
-    return ma - mb, ma - mb - h, ma - mb + h
 
 
 # --- what the run folder records ---------------------------------------------------------------------------

@@ -9,7 +9,8 @@ Usage: check_report.py RUN --since EPOCH_SECONDS [--require PLOT.png]... [--no-m
 - the Training table quotes each model's (each seed's) final train loss as found in its metrics.jsonl, the
   compare tables of compare/compare.md appear verbatim, and each eval.json's loss (next-token, or next-position MSE) appears in the
   Evaluation table;
-- the report opens with its Answer section (the first heading after the title);
+- the report opens with its Answer section (the first heading after the title), whose first lines are
+  laws.md's per-model lines followed by the report's first figure; Provenance is the last section;
 - each --require'd plot is in the report; with --no-missing nothing at all is listed as missing.
 Prints each failure and exits 1 if any.
 """
@@ -20,7 +21,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "experiments"))
-from report import fmt, replicates  # noqa: E402  the report's own number format and model folders
+from report import FIRST_FIGURES, fmt, replicates  # noqa: E402  the report's number format, folders, figures
 
 failures = []
 
@@ -64,6 +65,17 @@ def main():
     check(headings[:2] == [("#", headings[0][1]), ("##", "Answer")] if headings else False,
           f"the report does not open with its Answer section (headings: {headings[:3]})")
     check(sum(1 for level, _ in headings if level == "#") == 1, "the report has more than one title (# heading)")
+    # The answer opens with what the experiment prints at its end (laws.md's per-model lines), then its first
+    # figure, before the sentences; provenance closes the report (issue 41).
+    opening = md.split("\n## Answer\n", 1)[-1].split("\n### Differences over seeds", 1)[0]
+    laws = open(paths["laws.md"]).read()
+    lines = [line for line in laws.splitlines() if line.startswith("- ")]
+    opens = check(all(line in opening for line in lines), "the answer does not open with laws.md's per-model lines")
+    first = next((name for name in FIRST_FIGURES if name in images), None)
+    if first and opens:
+        check(opening.find(f"]({first})") > max([opening.index(line) for line in lines] or [0]),
+              f"the answer does not show {first} after its per-model lines")
+    check(headings[-1] == ("##", "Provenance"), f"the report does not end with its provenance ({headings[-3:]})")
     config = json.load(open(os.path.join(run, "experiment.json")))
     for r in replicates(run, config):
         kind, name = r.tag, r.name

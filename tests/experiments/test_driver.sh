@@ -368,8 +368,12 @@ md = open(os.path.join(run, "report", "report.md")).read()
 compare = json.load(open(os.path.join(run, "compare", "compare.json")))["rows"]
 labels = {"softmax": "softmax", "lssar": "LSSAR (p = 15)"}
 headings = re.findall(r"^#+ .*$", md, re.M)
-assert headings[1] == "## Answer" and headings[2] == "## Summary over seeds", headings[:3]
+assert headings[1:4] == ["## Answer", "### Differences over seeds", "### Summary: one row per model"], headings[:4]
 answer = md.split("## Answer", 1)[1].split("\n## ", 1)[0]
+# The summary has one row per model; every quantity per seed is in the detail table further down.
+summary = answer.split("### Summary: one row per model", 1)[1]
+assert [line.split(" | ")[0] for line in summary.splitlines() if line.startswith("| ") and " | 3 | " in line] == \
+    ["| " + name for name in labels.values()], summary
 for kind, name in labels.items():
     values = {"final validation loss (nats)": {}, "1-step error (AU)": {},
               "1-step error of the previous position (AU)": {}, "probe R², finetune": {},
@@ -394,12 +398,14 @@ for kind, name in labels.items():
         line = f"| {name} | {quantity} | {fmt(mean)} ± {fmt(sd)} | 3 of 3 | {each} |"
         assert line in md, f"summary row missing: {line}"
     assert len(set(values["final validation loss (nats)"].values())) == 3, "the seeds' values do not differ"
-    # The answer's sentence weighs the 1-step difference against the spread of the per-seed differences.
+    # The answer's sentence weighs the 1-step difference by the 95% t interval of the per-seed differences
+    # (3 seeds: df 2, t = 4.3027 from a printed table).
     sentence = next(p for p in answer.split("\n\n") if p.startswith(f"**{name}**"))
     assert "(3 seeds: 1, 2, 3)" in sentence, sentence
     diffs = [values["1-step error (AU)"][s] - values["1-step error of the previous position (AU)"][s] for s in (1, 2, 3)]
-    within = abs(statistics.fmean(diffs)) <= statistics.stdev(diffs)
-    expected = "previous position: no difference at this number of seeds" if within else "more than the seed-to-seed spread"
+    within = abs(statistics.fmean(diffs)) <= 4.3027 * statistics.stdev(diffs) / 3 ** 0.5
+    expected = ("previous position: no difference established at this number of seeds" if within
+                else f"by {fmt(abs(statistics.fmean(diffs)))} AU, 95% interval [")
     assert expected in sentence, (expected, sentence)
 PY
     # compare.md's own title does not repeat the section heading.

@@ -212,8 +212,9 @@ for path in evals:
     varies = os.path.basename(os.path.dirname(path)).endswith("-mass")
     assert (b["mass_transplant"] is not None) == varies, (path, b["mass_transplant"])
 report = open(os.path.join(run, "report", "report.md")).read()
-answer = report.index("## Answer\n")
-assert report[answer:].split("\n\n")[1] == "### Learned gravity, read from each model's own predictions", report[:600]
+# The report opens with the experiment's closing lines and a figure: check_report.py checks that for every
+# scenario; here, that this experiment's opening is its behavioural answer.
+assert report.index("## Answer\n") < report.index("- control: window 2 after one training step") < report.index("![")
 PY
     ;;
   gpu-study)

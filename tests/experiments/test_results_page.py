@@ -16,6 +16,7 @@ import unittest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "experiments", "lib"))
 import results_page  # noqa: E402
+import seedstats  # noqa: E402  the intervals the results pages use
 
 PYTHON = sys.argv[1] if len(sys.argv) > 1 else sys.executable
 
@@ -76,16 +77,16 @@ def listing(folder):
 class Statistics(unittest.TestCase):
     def test_t_quantiles_are_the_tabled_ones(self):
         for df, t in ((1, 12.706), (2, 4.303), (4, 2.776), (10, 2.228), (1000, 1.962)):
-            self.assertAlmostEqual(results_page.t_quantile(0.975, df), t, places=3)
+            self.assertAlmostEqual(seedstats.t_quantile(0.975, df), t, places=3)
 
     def test_welch_interval_of_two_known_samples(self):
         # difference -0.4; each mean's variance 0.01/3, Welch df = 4, t = 2.776: half-width 2.776 * sqrt(0.02/3)
-        d, lo, hi = results_page.welch([0.4, 0.5, 0.6], [0.8, 0.9, 1.0])
+        d, lo, hi = seedstats.welch([0.4, 0.5, 0.6], [0.8, 0.9, 1.0])
         half = 2.7764 * (0.02 / 3) ** 0.5
         self.assertAlmostEqual(d, -0.4)
         self.assertAlmostEqual(lo, -0.4 - half, places=3)
         self.assertAlmostEqual(hi, -0.4 + half, places=3)
-        self.assertIsNone(results_page.welch([1.0], [1.0, 2.0]))
+        self.assertIsNone(seedstats.welch([1.0], [1.0, 2.0]))
 
 
 class Page(unittest.TestCase):
