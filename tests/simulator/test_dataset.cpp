@@ -178,6 +178,22 @@ TEST(Dataset, CorruptTruncatedAndForeignFilesAreClearErrors) {
   expect_error(scratch("missing.h5"), "does not exist");
 }
 
+// A fuzzed file (tests/fuzz/findings/hdf5-dtype-size) whose /system/n_steps declares a 65,540-byte integer:
+// libhdf5 crashed converting it; the reader must refuse the stored type in one line before reading.
+TEST(Dataset, AStoredTypeTheFormatDoesNotUseIsRefusedBeforeReading) {
+  const std::string path = std::string(ORBITLAW_SOURCE_DIR) + "/tests/fuzz/findings/hdf5-dtype-size/input.h5";
+  try {
+    DatasetReader reader(path);
+    reader.read_system_table();
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const orbitlaw::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/system/n_steps is stored as a 65540-byte integer"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+  }
+}
+
 TEST(Dataset, WrongSchemaVersionIsRejected) {
   const std::string python = ORBITLAW_PYTHON;
   if (!fs::exists(python)) GTEST_SKIP() << "no " << python;
