@@ -269,7 +269,8 @@ def control_findings(models, fmt):
             else:
                 verdict = (f"at least as many as any trained model (at best {best.name}: {fmt(best_s[0])}; "
                            f"difference {fmt(d)}, 95% interval [{fmt(interval[1])}, {fmt(interval[2])}] includes 0)")
-            found.append(f"**A control does as well as the trained models** ({control.name}): its {what} {rate}, "
+            # The control's label may hold parentheses of its own: it ends the lead-in after a dash, not inside ().
+            found.append(f"**A control does as well as the trained models** — {control.name}: its {what} {rate}, "
                          f"{verdict}. On this run, this test gives no evidence that training taught the trained "
                          "models the law.")
     return found

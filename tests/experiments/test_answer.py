@@ -131,7 +131,7 @@ class Controls(unittest.TestCase):
         weaker = model("W", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[0, 0, 0])
         control = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[5, 4, 5], control=True)
         (finding,) = answer.control_findings([trained, weaker, control], fmt)
-        self.assertIn("**A control does as well as the trained models** (U): its linear probe (published protocol) "
+        self.assertIn("**A control does as well as the trained models** — U: its linear probe (published protocol) "
                       "recovers Newton's law (srbench) in 4.667 of 5 galaxies on average over 3 seeds, more than any "
                       "trained model (at best T: 0.3333; difference 4.333, 95% interval [3.025, 5.642])", finding)
 
@@ -164,7 +164,7 @@ class Controls(unittest.TestCase):
         control = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, control=True)
         control.learned = {1: 1, 2: 0, 3: 0}
         (finding,) = answer.control_findings([trained, control], fmt)
-        self.assertIn("(U): its own predictions pass the behavioural verdict in 1 of 3 seeds, at least as many", finding)
+        self.assertIn("— U: its own predictions pass the behavioural verdict in 1 of 3 seeds, at least as many", finding)
 
     def test_which_models_are_controls(self):
         config = {"models": {"untrained": {}, "untrained-step-change": {"label": "x"}, "a": {"label": "control: b"},
