@@ -1,5 +1,5 @@
-// Attention with any registered kind: the kind's reference weights (model/src/attention_kinds.cpp), in query
-// chunks, or its fused kernel; and RoPE. Rows are 0-based.
+// Attention with any registered kind: the kind's fused CUDA kernel, its scaled_dot_product_attention form, or
+// its reference weights (model/src/attention_kinds.cpp), in query chunks; and RoPE. Rows are 0-based.
 #include "orbitlaw/model/attention.hpp"
 
 #include <cmath>
@@ -32,14 +32,16 @@ torch::Tensor attention_weights(const torch::Tensor& q, const torch::Tensor& k, 
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const AttentionSpec& spec, const torch::Tensor& ssmax_scale,
                         std::int64_t query_chunk) {
-#ifdef ORBITLAW_WITH_FUSED_ATTENTION
   const auto& kind = attention_kind_info(spec.kind);
+#ifdef ORBITLAW_WITH_FUSED_ATTENTION
   if (q.is_cuda() && kind.fused && spec.allow_fused && kind.fused_refuses(spec).empty())
     return kind.fused(q, k, v, spec);
 #endif
   const auto t = q.size(-2);
-  if (query_chunk <= 0 || query_chunk >= t)
-    return torch::matmul(attention_weights(q, k, spec, ssmax_scale), v);
+  const bool whole_rows = query_chunk <= 0 || query_chunk >= t;
+  if (kind.sdpa && spec.allow_fused && whole_rows)
+    return kind.sdpa(AttentionScores{q, k, spec, ssmax_scale, 0}, v);
+  if (whole_rows) return torch::matmul(attention_weights(q, k, spec, ssmax_scale), v);
   // Row i only sees keys 0..i, so a chunk of rows needs only the keys up to its last row.
   std::vector<torch::Tensor> parts;
   for (std::int64_t start = 0; start < t; start += query_chunk) {

@@ -79,6 +79,23 @@ torch::Tensor window_weights(const AttentionScores& in) {
   return masked_softmax(scaled_dot_products(in), visible(in, in.spec.window));
 }
 
+// softmax and window as one call of scaled_dot_product_attention: its default scale is 1/sqrt(d), and a
+// boolean mask (true: visible) gives the window. Causal softmax needs no mask tensor at all.
+torch::Tensor softmax_sdpa(const AttentionScores& in, const torch::Tensor& v) {
+  return at::scaled_dot_product_attention(in.q, in.k, v, {}, 0.0, /*is_causal=*/true);
+}
+
+torch::Tensor window_sdpa(const AttentionScores& in, const torch::Tensor& v) {
+  return at::scaled_dot_product_attention(in.q, in.k, v, visible(in, in.spec.window));
+}
+
+// The row factor s_h ln(n_i) of SSMax, [1, H, T_q, 1].
+torch::Tensor ssmax_row_factor(const AttentionScores& in) {
+  TORCH_CHECK(in.learned_scale.defined(), "ssmax attention needs its per-head scale");
+  return in.learned_scale.view({1, -1, 1, 1}) *
+         torch::log(keys_seen(in.q.size(-2), in.row_offset, in.q.options()));
+}
+
 // A = softmax(s_h ln(n_i) q.k / sqrt(d)), s_h learnable per head.
 torch::Tensor ssmax_weights(const AttentionScores& in) {
   TORCH_CHECK(in.learned_scale.defined(), "ssmax attention needs its per-head scale");
@@ -87,6 +104,11 @@ torch::Tensor ssmax_weights(const AttentionScores& in) {
   const double d = static_cast<double>(in.q.size(-1));
   return masked_softmax(s * torch::log(n) * torch::matmul(in.q, in.k.transpose(-2, -1)) / std::sqrt(d),
                         visible(in, 0));
+}
+
+// The row factor multiplies q_i, so that the scores are those of causal softmax attention.
+torch::Tensor ssmax_sdpa(const AttentionScores& in, const torch::Tensor& v) {
+  return at::scaled_dot_product_attention(in.q * ssmax_row_factor(in), in.k, v, {}, 0.0, /*is_causal=*/true);
 }
 
 // L2-normalised rows, s_ij = ln(d) ln(n_i) q_i.k_j, A_ij = softplus(s_ij) for j <= i, 0 above (a
@@ -139,8 +161,9 @@ std::vector<AttentionKindInfo> make_registry() {
   std::vector<AttentionKindInfo> kinds;
   kinds.push_back({.name = "softmax",
                    .description = "causal softmax attention, softmax(q.k / sqrt(d))",
-                   .keys = {},
-                   .weights = softmax_weights});
+                   .keys = {"allow_fused"},
+                   .weights = softmax_weights,
+                   .sdpa = softmax_sdpa});
   kinds.push_back(
       {.name = "lssa",
        .description =
@@ -161,13 +184,15 @@ std::vector<AttentionKindInfo> make_registry() {
   kinds.push_back(
       {.name = "ssmax",
        .description = "scalable softmax: softmax(s_h ln(n_i) q.k / sqrt(d)), s_h learned per head",
-       .keys = {"ssmax_init"},
+       .keys = {"ssmax_init", "allow_fused"},
        .weights = ssmax_weights,
+       .sdpa = ssmax_sdpa,
        .learned_scale = true});
   kinds.push_back({.name = "window",
                    .description = "softmax over each row's last `window` keys (itself included)",
-                   .keys = {"window"},
-                   .weights = window_weights});
+                   .keys = {"window", "allow_fused"},
+                   .weights = window_weights,
+                   .sdpa = window_sdpa});
   kinds.push_back({.name = "sigmoid",
                    .description = "sigmoid attention: sigmoid(q.k / sqrt(d) - ln n_i), rows not normalised",
                    .keys = {},

@@ -17,7 +17,7 @@
 namespace orbitlaw::model {
 
 Json AttentionPath::json() const {
-  Json j{{"path", fused ? "fused" : "unfused"}, {"reason", reason}};
+  Json j{{"path", fused ? "fused" : (sdpa ? "sdpa" : "unfused")}, {"reason", reason}};
   if (difference >= 0) j["parity_difference"] = difference;
   return j;
 }
@@ -51,8 +51,14 @@ AttentionPath choose_attention_path(const ModelConfig& model, const torch::Devic
                                     bool kernel_available, const ParityCheck& check) {
   const AttentionSpec& spec = model.attention;
   const AttentionKindInfo& kind = attention_kind_info(spec.kind);
-  if (!kind.fused) return {false, "no fused kernel for this attention kind"};
   if (!spec.allow_fused) return {false, "model.allow_fused is off"};
+  if (kind.sdpa) {
+    return {.reason =
+                "scaled_dot_product_attention: the kind is a softmax over scores, computed by PyTorch's "
+                "fused kernels (sequences longer than 2048 positions: the reference in query chunks)",
+            .sdpa = true};
+  }
+  if (!kind.fused) return {false, "no fused kernel for this attention kind"};
   if (const std::string refused = kind.fused_refuses(spec); !refused.empty()) return {false, refused};
   if (!kernel_available) return {false, "no fused kernel on this device"};
   std::ostringstream reason;

@@ -59,7 +59,8 @@ const ConfigSchema<ModelConfig>& ModelConfig::schema() {
               "ssmax: initial value of the learned per-head scale", Range::greater_than(0))
           .key(
               "allow_fused", [](auto& c) -> auto& { return c.attention.allow_fused; },
-              "use the kind's fused CUDA kernel, where it has one and it passes its parity check")
+              "use the kind's fused path: its CUDA kernel (lssa, lssar; after a parity check) or "
+              "scaled_dot_product_attention (softmax, window, ssmax)")
           .choice("positional", &ModelConfig::positional,
                   std::vector<std::pair<Positional, std::string>>{{Positional::kLearned, "learned"},
                                                                   {Positional::kRope, "rope"}},

@@ -66,25 +66,35 @@ void expect_close(const std::vector<torch::Tensor>& got, const std::vector<torch
 
 class AttentionKinds : public ::testing::TestWithParam<AttentionKind> {};
 
+// Both paths of a kind: the fused one where it has one (scaled_dot_product_attention on the CPU; the CUDA
+// kernels have tests of their own) and the reference weights (allow_fused off).
+std::vector<std::pair<AttentionSpec, std::string>> both_paths(AttentionSpec spec) {
+  std::vector<std::pair<AttentionSpec, std::string>> paths{{spec, to_string(spec.kind)}};
+  spec.allow_fused = false;
+  paths.emplace_back(spec, to_string(spec.kind) + " reference");
+  return paths;
+}
+
 TEST_P(AttentionKinds, MatchesNaiveFloat64ReferenceInFloat64) {
-  const auto spec = spec_of(GetParam());
   auto in = random_inputs(2, 3, 13, 8, torch::kFloat64, 1);
   auto g = torch::randn({2, 3, 13, 8}, torch::kFloat64);
-  auto want = output_and_grads(in, g, true, spec);
-  expect_close(output_and_grads(in, g, false, spec), want, 1e-9, 1e-10, to_string(spec.kind) + " fp64");
-  // Chunking the query rows must not change anything.
-  expect_close(output_and_grads(in, g, false, spec, 4), want, 1e-9, 1e-10, to_string(spec.kind) + " chunked");
+  const auto want = output_and_grads(in, g, true, spec_of(GetParam()));
+  for (const auto& [spec, what] : both_paths(spec_of(GetParam()))) {
+    expect_close(output_and_grads(in, g, false, spec), want, 1e-9, 1e-10, what + " fp64");
+    // Chunking the query rows must not change anything.
+    expect_close(output_and_grads(in, g, false, spec, 4), want, 1e-9, 1e-10, what + " chunked");
+  }
 }
 
 TEST_P(AttentionKinds, MatchesNaiveFloat64ReferenceInFloat32) {
-  const auto spec = spec_of(GetParam());
   auto in64 = random_inputs(2, 2, 24, 16, torch::kFloat64, 2);
   auto in32 = random_inputs(2, 2, 24, 16, torch::kFloat32, 2);
   auto g = torch::randn({2, 2, 24, 16}, torch::kFloat64);
-  auto want = output_and_grads(in64, g, true, spec);
+  const auto want = output_and_grads(in64, g, true, spec_of(GetParam()));
   // p = 15 amplifies fp32 rounding of the weights 15-fold, hence the looser bound for LSSAR.
-  const double tol = spec.kind == AttentionKind::kLssar ? 2e-3 : 2e-4;
-  expect_close(output_and_grads(in32, g, false, spec), want, tol, tol, to_string(spec.kind) + " fp32");
+  const double tol = GetParam() == AttentionKind::kLssar ? 2e-3 : 2e-4;
+  for (const auto& [spec, what] : both_paths(spec_of(GetParam())))
+    expect_close(output_and_grads(in32, g, false, spec), want, tol, tol, what + " fp32");
 }
 
 TEST_P(AttentionKinds, RowsSumToOneAndNothingAboveTheDiagonal) {

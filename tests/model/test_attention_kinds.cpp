@@ -36,7 +36,7 @@ TEST(AttentionKinds, LabelsCarryTheKindsLabelDetail) {
   EXPECT_EQ(attention_label(spec), "sigmoid");
 }
 
-TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndOnlyTheSoftplusKindsHaveAFusedKernel) {
+TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndEachKindHasItsFusedPath) {
   for (const auto& info : attention_kinds()) {
     ModelConfig config;
     config.n_layer = 1;
@@ -54,6 +54,15 @@ TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndOnlyTheSoftplusKindsHaveAFusedKerne
     const auto path =
         choose_attention_path(config, torch::Device(torch::kCPU), true, [](auto&&...) { return 0.0; });
     EXPECT_EQ(path.fused, softplus) << info.name << ": " << path.reason;
+    // The softmax-over-scores kinds, and only they, run as scaled_dot_product_attention.
+    const bool softmax_family = info.name == "softmax" || info.name == "window" || info.name == "ssmax";
+    EXPECT_EQ(info.sdpa != nullptr, softmax_family) << info.name;
+    EXPECT_EQ(path.json().at("path"), softplus ? "fused" : (softmax_family ? "sdpa" : "unfused"))
+        << info.name;
+    config.attention.allow_fused = false;
+    const auto off =
+        choose_attention_path(config, torch::Device(torch::kCPU), true, [](auto&&...) { return 0.0; });
+    EXPECT_EQ(off.json().at("path"), "unfused") << info.name;
   }
 }
 

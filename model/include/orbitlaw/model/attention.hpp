@@ -15,7 +15,9 @@ namespace orbitlaw::model {
 // have one and ignored otherwise. Query rows are processed in chunks of `query_chunk` rows (0: all at once)
 // so long sequences need O(chunk * T) memory instead of O(T^2); the result does not depend on the chunking.
 // On CUDA tensors a kind's fused kernel is used when compiled in (ORBITLAW_WITH_FUSED_ATTENTION),
-// spec.allow_fused is set and the kind's fused_refuses(spec) is empty.
+// spec.allow_fused is set and the kind's fused_refuses(spec) is empty. On any device, a kind with a
+// scaled_dot_product_attention form (AttentionKindInfo::sdpa) uses it when spec.allow_fused is set and the
+// rows are not chunked; spec.allow_fused off gives the reference weights (the parity tests compare the two).
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const AttentionSpec& spec, const torch::Tensor& ssmax_scale = {},
                         std::int64_t query_chunk = 0);

@@ -31,6 +31,7 @@ using AttentionWeightsFn = torch::Tensor (*)(const AttentionScores& in);
 using FusedAttentionFn = torch::Tensor (*)(const torch::Tensor& q, const torch::Tensor& k,
                                            const torch::Tensor& v, const AttentionSpec& spec);
 using FusedRefusalFn = std::string (*)(const AttentionSpec& spec);
+using SdpaAttentionFn = torch::Tensor (*)(const AttentionScores& in, const torch::Tensor& v);
 using LabelDetailFn = std::string (*)(const AttentionSpec& spec);
 
 struct AttentionKindInfo {
@@ -44,6 +45,11 @@ struct AttentionKindInfo {
   // fused_refuses(spec) is empty; fused_refuses says why the kernel cannot compute this spec.
   FusedAttentionFn fused = nullptr;
   FusedRefusalFn fused_refuses = nullptr;
+  // The kind written as PyTorch's scaled_dot_product_attention (its fused CPU and GPU kernels, which never
+  // form the T x T weights in memory): the output [B, H, T, d] of whole sequences (row_offset 0), equal to
+  // the reference weights times v in exact arithmetic; nullptr for a kind that is not a softmax over scores.
+  // Used on any device when spec.allow_fused is set and the rows are not processed in query chunks.
+  SdpaAttentionFn sdpa = nullptr;
   bool learned_scale = false;   // one learnable scale per head, initialised to ssmax_init
   bool rows_sum_to_one = true;  // each row's weights are a distribution over the keys it sees
   // What a model's label adds to the name ("p = 15" gives "lssar (p = 15)"); nullptr: the name alone.

@@ -1,8 +1,10 @@
 #pragma once
-// Which attention path a model trains with on its device. The fused LSSA/LSSAR kernel is used on a GPU only
-// after it has matched the unfused reference (model::attention with allow_fused off) there, on one random
-// batch of the model's own head shape; on a mismatch the model trains on the unfused path. Either way the run
-// records the path and why (train.provenance.json, "attention_path").
+// Which attention path a model trains with on its device. Kinds that are a softmax over scores use PyTorch's
+// scaled_dot_product_attention on every device (checked against the reference by
+// tests/model/test_attention.cpp). The fused LSSA/LSSAR kernel is used on a GPU only after it has matched the
+// unfused reference (model::attention with allow_fused off) there, on one random batch of the model's own
+// head shape; on a mismatch the model trains on the unfused path. Either way the run records the path and why
+// (train.provenance.json, "attention_path").
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -22,6 +24,7 @@ struct AttentionPath {
   bool fused = false;
   std::string reason;
   double difference = -1;  // the parity check's relative difference; -1 when no check ran
+  bool sdpa = false;       // the kind's scaled_dot_product_attention form (AttentionKindInfo::sdpa)
   Json json() const;
 };
 

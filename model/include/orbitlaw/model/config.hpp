@@ -42,8 +42,9 @@ struct AttentionSpec {
   int offset_rows = 3;    // LSSAR: O_i = 0 on the first offset_rows rows, 1 afterwards
   int window = 128;       // sliding-window softmax: each row sees its last `window` keys (itself included)
   double ssmax_init = 1;  // SSMax: initial value of the learnable per-head scale s
-  bool allow_fused =
-      true;  // use the kind's fused CUDA kernel (if it has one) on CUDA tensors when compiled in
+  // Use the kind's fused path where it has one: its CUDA kernel on CUDA tensors when compiled in (lssa,
+  // lssar), or PyTorch's scaled_dot_product_attention on any device (softmax, window, ssmax).
+  bool allow_fused = true;
 };
 
 enum class Positional { kLearned, kRope };
