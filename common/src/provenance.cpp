@@ -17,6 +17,11 @@ std::string& stored_command_line() {
   return line;
 }
 
+Json& stored_compute() {
+  static Json compute = nullptr;
+  return compute;
+}
+
 std::string utc_now() {
   auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
@@ -44,12 +49,14 @@ void set_command_line(int argc, char** argv) {
 
 const std::string& command_line() { return stored_command_line(); }
 
+void record_compute(const Json& compute) { stored_compute() = compute; }
+
 Json provenance_record(const std::string& stage, const Json& resolved_config, std::uint64_t seed,
                        const Json& versions) {
   Json all_versions = versions.is_object() ? versions : Json::object();
   all_versions["orbitlaw"] = build_version();
   all_versions["compiler"] = build_compiler();
-  return Json{{"stage", stage},
+  Json record{{"stage", stage},
               {"config", resolved_config},
               {"seed", seed},
               {"git_revision", build_git_revision()},
@@ -58,6 +65,8 @@ Json provenance_record(const std::string& stage, const Json& resolved_config, st
               {"command_line", command_line()},
               {"host", host_name()},
               {"time_utc", utc_now()}};
+  if (!stored_compute().is_null()) record["compute"] = stored_compute();
+  return record;
 }
 
 std::string write_provenance(const std::string& dir, const std::string& stage, const Json& resolved_config,

@@ -4,6 +4,7 @@
 
 #include "orbitlaw/common/config.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/provenance.hpp"
 
 namespace orbitlaw::model {
 
@@ -33,6 +34,8 @@ void configure_threads(int threads) {
     }
     inter_op_set = true;
   }
+  record_compute(
+      Json{{"cpu_threads", torch::get_num_threads()}, {"cpu_capability", at::get_cpu_capability()}});
 }
 
 void enable_tf32() { at::globalContext().setFloat32MatmulPrecision("high"); }

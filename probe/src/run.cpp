@@ -98,7 +98,7 @@ Json check_distribution(const simulator::DatasetReader& data, const std::string&
 
 model::LoadedModel load_probe_model(const ProbeRunConfig& c, const std::string& checkpoint) {
   if (!std::filesystem::exists(checkpoint)) throw Error("checkpoint " + checkpoint + " does not exist");
-  torch::set_num_threads(c.threads);
+  model::configure_threads(c.threads);
   return model::load_model(checkpoint, model::resolve_device(c.device));
 }
 

@@ -57,7 +57,8 @@ TEST_F(ModelCli, TrainThenEvalWritesTheDocumentedOutputs) {
 
   auto evaluated = run_orbitlaw("eval --checkpoint " + path("run/checkpoint.pt") + " --data " + data +
                                 " --out " + path("run/eval.json") +
-                                " --set sequences=6 --set length_factors=[1] --set rollout_steps=[1,5,20]");
+                                " --set sequences=6 --set length_factors=[1] --set rollout_steps=[1,5,20]"
+                                " --set threads=2");
   ASSERT_EQ(evaluated.exit_code, 0) << evaluated.output;
   auto eval = read_json(path("run/eval.json"));
   EXPECT_EQ(eval.at("format"), "orbitlaw-eval");
@@ -85,7 +86,10 @@ TEST_F(ModelCli, TrainThenEvalWritesTheDocumentedOutputs) {
     EXPECT_GE(head.at("entropy").get<double>(), 0);
     EXPECT_GE(head.at("mean_distance").get<double>(), 0);
   }
-  EXPECT_TRUE(fs::exists(path("run/eval.provenance.json")));
+  // The thread count it used and the CPU capability, on which its bits depend.
+  const auto compute = read_json(path("run/eval.provenance.json")).at("compute");
+  EXPECT_EQ(compute.at("cpu_threads"), 2);
+  EXPECT_FALSE(compute.at("cpu_capability").get<std::string>().empty());
 }
 
 TEST_F(ModelCli, ResumeRefusesOtherDataOrSettingsUnlessTold) {

@@ -45,11 +45,13 @@ std::string read_file(const fs::path& path) {
 TEST(ProbeCli, ProbeThenCompareWritesEveryOutput) {
   const auto data = orbitlaw::test::two_body_dataset(60, 30);
   const fs::path out = orbitlaw::test::probe_temp_dir() / "cli-run";
-  auto result = probe_model(data, out, " --set label=tiny-softmax");
+  auto result = probe_model(data, out, " --set label=tiny-softmax --set threads=2");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   for (const char* name : {"predictions.h5", "sr.json", "probe.json", "probe.provenance.json"}) {
     EXPECT_TRUE(fs::exists(out / name)) << name;
   }
+  std::ifstream provenance(out / "probe.provenance.json");
+  EXPECT_EQ(orbitlaw::Json::parse(provenance).at("compute").at("cpu_threads"), 2);  // the threads it used
   const auto predictions = orbitlaw::probe::read_predictions((out / "predictions.h5").string());
   EXPECT_EQ(predictions.probe_names(),
             (std::vector<std::string>{"finetune", "linear", "knn", "knn_log", "newton", "random"}));

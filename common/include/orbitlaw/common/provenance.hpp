@@ -1,6 +1,6 @@
 #pragma once
 // Every run records what produced it next to its outputs: the resolved config, the seed, the versions of
-// orbitlaw and its libraries, the git revision, the command line and the time.
+// orbitlaw and its libraries, the git revision, the command line, the time, and the compute it ran on.
 #include <cstdint>
 #include <string>
 
@@ -11,6 +11,12 @@ namespace orbitlaw {
 // The command line of this process, set once by main() so records can quote it.
 void set_command_line(int argc, char** argv);
 const std::string& command_line();
+
+// What a CPU run's bits depend on beyond its config (the thread count in use, which splits reductions, and
+// the vector unit the kernels were chosen for), recorded as "compute" in every later record of this process.
+// Set where the threads are set (orbitlaw::model::configure_threads); a process that never sets them has
+// none.
+void record_compute(const Json& compute);
 
 // Writes `<dir>/<stage>.provenance.json` atomically and returns its path. `versions` maps library names to
 // version strings; orbitlaw's own version, revision, compiler and build type are added here.
