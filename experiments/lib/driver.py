@@ -42,7 +42,8 @@ usage: bash experiments/{name}.sh [--smoke] [--out DIR] [--set key=value]... [--
   --fresh           delete an existing run folder of this experiment first instead of resuming it
   --stage-timeout S stop any single stage after S seconds (marked as cut; training keeps its checkpoint)
   --jobs N          run up to N stages of one family (the models' and seeds' trainings, evaluations, probes)
-                    side by side, each with its share of the cores (OMP_NUM_THREADS); default 1
+                    side by side, each with its share of the cores (OMP_NUM_THREADS); default: one per core
+                    (each stage one thread), or 1 where a GPU is visible or the config sets a time budget
   --shard I/N       run only shard I of N (0 <= I < N): every N-th (model, seed) pair's train, eval and probe
                     stages and the datasets they read, for a job array or GNU parallel; merge the N shards'
                     run folders with experiments/merge.py (docs/sweeps.md). Default --out:
@@ -69,7 +70,7 @@ class Options:
     models: Optional[list] = None  # --models: the config's models to keep; None keeps all
     fresh: bool = False
     stage_timeout: Optional[str] = None  # as given; checked to be whole seconds
-    jobs: int = 1  # --jobs: stages of one family run side by side
+    jobs: Optional[int] = None  # --jobs: stages of one family run side by side; None: default_jobs()
     shard: Optional[tuple] = None  # --shard: (index, count)
 
 
@@ -218,6 +219,15 @@ def on_signal(signum, frame):
     raise Interrupted()
 
 
+def default_jobs(config):
+    """--jobs when not given: one single-threaded stage per core, the most trainings per hour for the small
+    models a CPU sweep trains (bench/model/sweep.sh); one stage at a time where a GPU is visible (the stages
+    would share it) or under a time budget (which shares its time between stages run one after another)."""
+    if (config.get("budget") or {}).get("total_s") or os.path.exists("/dev/nvidia0"):
+        return 1
+    return len(os.sched_getaffinity(0))
+
+
 def run_experiment(name, args, start, state):
     """Everything from the command line to the last stage; returns the exit status. `state` receives the run
     folder and config as soon as they exist, so that packing on exit finds them."""
@@ -227,6 +237,8 @@ def run_experiment(name, args, start, state):
         raise DriverError(f"no config for experiment '{name}' at {source}")
     run = run_folder_path(name, options)
     config = resolve(source, options.smoke, options.overrides, options.models)
+    if options.jobs is None:
+        options.jobs = default_jobs(config)
     if options.jobs > 1 and (config.get("budget") or {}).get("total_s"):
         raise DriverError("--jobs applies to runs without a time budget: a budget shares its time between stages "
                           "that run one after another")
@@ -294,7 +306,7 @@ def main(argv):
     except Interrupted:
         runner = state.get("runner")
         if runner and runner.current:
-            print(f"\nexperiment: interrupted during stage '{runner.current}'; rerun the same command to resume",
+            print(f"\nexperiment: interrupted during {runner.current}; rerun the same command to resume",
                   file=sys.stderr)
         code = 130
     except ConfigError as e:

@@ -70,8 +70,12 @@ class StageRunner:
 
     @property
     def current(self):
-        """The names of the stages running now (for the interruption message), or None."""
-        return ", ".join(r.stage.name for r in self.running) or None
+        """The stages running now, as the interruption message names them ("stage 'a'", "stages 'a', 'b'"), or
+        None."""
+        names = [f"'{r.stage.name}'" for r in self.running]
+        if not names:
+            return None
+        return ("stage " if len(names) == 1 else "stages ") + ", ".join(names)
 
     def shown(self, path):
         """A path as messages show it: relative to the repository when inside it."""

@@ -68,7 +68,8 @@ PY
   resume)
     # Interrupt during training, after the first checkpoint of the first model; rerun; check nothing completed
     # is redone and training continues from its checkpoint.
-    FAKE_STEPS=8 FAKE_STEP_SECONDS=0.5 setsid bash "$root/experiments/vafa-slice.sh" --smoke --out "$run" \
+    # One job: lssar's training has not started when softmax's is interrupted (the jobs case covers both).
+    FAKE_STEPS=8 FAKE_STEP_SECONDS=0.5 setsid bash "$root/experiments/vafa-slice.sh" --smoke --out "$run" --jobs 1 \
       >"$tmp/first.txt" 2>&1 &
     pid=$!
     for _ in $(seq 300); do
@@ -83,7 +84,7 @@ PY
     [ -f "$run/stages/simulate-train.done" ] || fail "simulate did not complete before training"
     before="$(stat -c %Y "$run"/stages/simulate-*.done | tr '\n' ' ')"
     : >"$tmp/calls"
-    FAKE_STEPS=8 experiment >"$tmp/second.txt" 2>&1 || { cat "$tmp/second.txt"; fail "rerun failed"; }
+    FAKE_STEPS=8 experiment --jobs 1 >"$tmp/second.txt" 2>&1 || { cat "$tmp/second.txt"; fail "rerun failed"; }
     ! grep -q '^simulate' "$tmp/calls" || fail "rerun simulated again"
     grep -q '^train .*models/softmax --resume$' "$tmp/calls" || fail "rerun did not resume softmax: $(cat "$tmp/calls")"
     grep -q '^train .*models/lssar$' "$tmp/calls" || fail "rerun did not train lssar from scratch"
@@ -173,7 +174,7 @@ PY
     [ "$(grep -c "^train .*# OMP_NUM_THREADS=$share$" "$tmp/calls")" = 2 ] || fail "stages not given their share of the cores: $(cat "$tmp/calls")"
     grep -q "sweep  [0-9]* of [0-9]* stages done, [0-9] running" "$tmp/out.txt" || fail "no progress for the whole sweep"
     # Every stage a one-job run has, and nothing else (the real binary's results: test_pipeline.sh jobs).
-    FAKE_STEPS=6 bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/one" >/dev/null 2>&1 || fail "one-job run failed"
+    FAKE_STEPS=6 bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/one" --jobs 1 >/dev/null 2>&1 || fail "one-job run failed"
     # Each stage's marker records the threads it was given, on which its last bits depend: its share with two
     # jobs, none (LibTorch's every core) with one.
     "$python" - "$run/stages/train-lssar.done" "$tmp/one/stages/train-lssar.done" "$share" "$(nproc)" <<'PY' ||
@@ -183,6 +184,13 @@ assert two["omp_num_threads"] == sys.argv[3] and one["omp_num_threads"] is None,
 assert two["cores"] == one["cores"] == int(sys.argv[4]), (two, one)
 PY
       fail "the stage markers do not record the threads"
+    # Without --jobs: one single-threaded stage per core (one stage, LibTorch's threads, on a 1-core machine).
+    FAKE_STEPS=6 bash "$root/experiments/vafa-slice.sh" --smoke --out "$tmp/default" >/dev/null 2>&1 || fail "default run failed"
+    "$python" - "$tmp/default/stages/train-lssar.done" "$(nproc)" <<'PY' || fail "--jobs does not default to the cores"
+import json, sys
+marker, cores = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert marker["omp_num_threads"] == ("1" if cores > 1 else None), marker
+PY
     [ "$(ls "$run/stages")" = "$(ls "$tmp/one/stages")" ] || fail "--jobs 2 ran other stages: $(ls "$run/stages")"
     # Killed during the side-by-side trainings, the rerun resumes both.
     rm -rf "$run"
@@ -195,7 +203,7 @@ PY
     done
     kill -TERM -- "-$pid"
     wait "$pid" && fail "the interrupted sweep exited 0"
-    grep -q "interrupted during stage 'train-softmax, train-lssar'" "$tmp/first.txt" || { cat "$tmp/first.txt"; fail "no interruption message naming both stages"; }
+    grep -q "interrupted during stages 'train-softmax', 'train-lssar'" "$tmp/first.txt" || { cat "$tmp/first.txt"; fail "no interruption message naming both stages"; }
     FAKE_STEPS=20 experiment --jobs 2 >"$tmp/second.txt" 2>&1 || { cat "$tmp/second.txt"; fail "rerun failed"; }
     grep -q "resume train-softmax" "$tmp/second.txt" && grep -q "resume train-lssar" "$tmp/second.txt" ||
       fail "the rerun did not resume both trainings: $(cat "$tmp/second.txt")"

@@ -82,7 +82,7 @@ PY
     ;;
   jobs)
     export OMP_NUM_THREADS=1  # the same arithmetic in both runs: results must then be bit for bit the same
-    experiment quickstart
+    experiment quickstart --jobs 1
     # Each run in the folder it was made in: the records beside the results name it (eval.json's paths).
     one="$run" run="$tmp/two"
     experiment quickstart --jobs 2
