@@ -47,8 +47,9 @@ def lssar_reweight(a, p, offset_rows):
     return w / torch.where(kept, total, torch.ones_like(total))
 
 
-def attention(q, k, v, kind, p=15.0, offset_rows=3, window=64, scale=None):
-    """Causal attention of one kind on q, k, v [B, H, T, d]; `scale` is SSMax's per-head s [H]."""
+def attention(q, k, v, kind, p=15.0, offset_rows=3, window=64, scale=None, sdpa=False):
+    """Causal attention of one kind on q, k, v [B, H, T, d]; `scale` is SSMax's per-head s [H]. `sdpa`: the
+    softmax kinds through F.scaled_dot_product_attention, as the LibTorch model's fused path computes them."""
     t, d = q.shape[-2], q.shape[-1]
     i = torch.arange(t).unsqueeze(1)
     j = torch.arange(t).unsqueeze(0)
@@ -56,6 +57,11 @@ def attention(q, k, v, kind, p=15.0, offset_rows=3, window=64, scale=None):
     if kind == "window":
         visible = visible & (j > i - window)
     n = (i + 1).to(q.dtype)
+    if sdpa and kind in ("softmax", "ssmax"):
+        factor = scale.view(1, -1, 1, 1) * torch.log(n) if kind == "ssmax" else 1.0
+        return F.scaled_dot_product_attention(q * factor, k, v, is_causal=True)
+    if sdpa and kind == "window":
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=visible)
     if kind in ("softmax", "window"):
         w = torch.softmax((q @ k.transpose(-2, -1) / math.sqrt(d)).masked_fill(~visible, float("-inf")), -1)
     elif kind == "ssmax":
@@ -83,9 +89,10 @@ def apply_rope(x, theta):
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, n_head, n_embd, kind, window, p=15.0, offset_rows=3, rope_theta=None):
+    def __init__(self, n_head, n_embd, kind, window, p=15.0, offset_rows=3, rope_theta=None, sdpa=False):
         super().__init__()
         self.n_head, self.kind, self.window, self.p, self.offset_rows = n_head, kind, window, p, offset_rows
+        self.sdpa = sdpa
         self.rope_theta = rope_theta  # None: learned positions (added to the input, not here)
         self.c_attn, self.c_proj = nn.Linear(n_embd, 3 * n_embd), nn.Linear(n_embd, n_embd)
         self.ssmax_scale = nn.Parameter(torch.ones(n_head)) if kind == "ssmax" else None
@@ -97,7 +104,7 @@ class CausalSelfAttention(nn.Module):
         if self.rope_theta is not None:
             q, k = apply_rope(q, self.rope_theta), apply_rope(k, self.rope_theta)
         y = attention(q, k, v, self.kind, p=self.p, offset_rows=self.offset_rows, window=self.window,
-                      scale=self.ssmax_scale)
+                      scale=self.ssmax_scale, sdpa=self.sdpa)
         return self.c_proj(y.transpose(1, 2).reshape(b, t, c))
 
 
@@ -139,10 +146,16 @@ class Gpt(nn.Module):
         else:
             self.coord_head = nn.Linear(n_embd, 2)
 
-    def forward(self, tokens):
+    def forward(self, tokens, batched=False):
+        """`batched`: the regression embedding as one where() over the batch (the benchmark's); else row by
+        row, the plainest reading of gpt.cpp's embed (the parity test's)."""
         t = tokens.shape[1]
         if self.coordinate_scale is None:
             x = self.in_proj(torch.cat([self.wte_x(tokens[..., 0]), self.wte_y(tokens[..., 1])], -1))
+        elif batched:
+            scaled = tokens / self.coordinate_scale
+            is_position = torch.isfinite(scaled).all(-1, keepdim=True)
+            x = torch.where(is_position, self.coord_in(torch.nan_to_num(scaled, 0.0)), self.start)
         else:
             x = torch.stack([self.start if torch.isnan(row).any() else self.coord_in(row / self.coordinate_scale)
                              for row in tokens.reshape(-1, 2)]).reshape(*tokens.shape[:2], -1)
@@ -171,6 +184,25 @@ def next_position_loss(coordinates, targets, coordinate_scale):
     return sum(((c - t) / coordinate_scale).pow(2).sum() for c, t in kept) / (2 * len(kept))
 
 
+def next_position_loss_batched(coordinates, targets, coordinate_scale):
+    """next_position_loss as whole-batch operations (the benchmark's)."""
+    valid = torch.isfinite(targets).all(-1, keepdim=True)
+    diff = (coordinates - torch.nan_to_num(targets, 0.0)) / coordinate_scale
+    return torch.where(valid, diff * diff, torch.zeros_like(diff)).sum() / (2 * valid.sum())
+
+
+def matmul_gflops():
+    """The float32 rate of a 1024^3 matrix product (median of 9), as bench_model_train --peak."""
+    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+    rates = []
+    for i in range(12):
+        start = time.perf_counter()
+        torch.mm(a, b)
+        if i >= 3:
+            rates.append(2 * 1024 ** 3 / (time.perf_counter() - start) / 1e9)
+    return sorted(rates)[len(rates) // 2]
+
+
 def peak_rss_mib():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -183,34 +215,49 @@ def current_rss_mib():
     return float("nan")
 
 
+def build_model(args):
+    """A preset's token-head model, or (--shape sweep) the locality/quickstart regression model, as
+    bench_model_train builds it; returns (model, inputs, targets, loss function)."""
+    if args.preset == "sweep":
+        model = Gpt(2, 2, 32, 128, 163, args.kind, 2, coordinate_scale=4.0, rope_theta=10000.0,
+                    sdpa=args.path == "fused")
+        data = torch.randn(args.batch, 129, 2)
+        return model, data[:, :-1], data[:, 1:], lambda out, targets: next_position_loss_batched(out, targets, 4.0)
+    n_layer, n_head, n_embd, block, bins, window = PRESETS[args.preset]
+    model = Gpt(n_layer, n_head, n_embd, block, bins + 3, args.kind, window, sdpa=args.path == "fused")
+    tokens = torch.randint(0, bins, (args.batch, block + 1, 2))
+    return model, tokens[:, :-1], tokens[:, 1:], lambda out, targets: next_token_loss(*out, targets, bins + 2)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kind", default="softmax")
-    ap.add_argument("--preset", default="small")
+    ap.add_argument("--preset", "--shape", dest="preset", default="small")
+    ap.add_argument("--path", choices=["fused", "reference"], default="fused")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--peak", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
+    if args.peak:
+        print(json.dumps({"impl": "pytorch", "threads": args.threads, "matmul_gflops": matmul_gflops()}))
+        return
     before = current_rss_mib()
-    n_layer, n_head, n_embd, block, bins, window = PRESETS[args.preset]
-    vocab = bins + 3
     torch.manual_seed(1)
-    model = Gpt(n_layer, n_head, n_embd, block, vocab, args.kind, window)
+    model, inputs, targets, loss_of = build_model(args)
     model.train()
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.95), foreach=False)
-    tokens = torch.randint(0, bins, (args.batch, block + 1, 2))
-    inputs, targets = tokens[:, :-1], tokens[:, 1:]
     times, loss_value = [], 0.0
     for i in range(args.warmup + args.steps):
         start = time.perf_counter()
         opt.zero_grad()
-        loss = next_token_loss(*model(inputs), targets, bins + 2)
+        loss = loss_of(model(inputs, batched=True), targets)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
@@ -219,10 +266,11 @@ def main():
             times.append(time.perf_counter() - start)
     times.sort()
     median = times[len(times) // 2]
-    print(json.dumps({"impl": "pytorch", "kind": args.kind, "preset": args.preset, "batch": args.batch,
-                      "context": block, "threads": args.threads,
+    context = inputs.shape[1]
+    print(json.dumps({"impl": "pytorch", "kind": args.kind, "preset": args.preset, "path": args.path,
+                      "batch": args.batch, "context": context, "threads": args.threads,
                       "parameters": sum(p.numel() for p in model.parameters()), "median_step_s": median,
-                      "tokens_per_s": args.batch * block / median, "peak_rss_mib": peak_rss_mib(),
+                      "tokens_per_s": args.batch * context / median, "peak_rss_mib": peak_rss_mib(),
                       "rss_before_model_mib": before, "final_loss": loss_value}))
 
 
