@@ -147,7 +147,8 @@ def newton_cell(best, fmt):
 
 
 def detail_rows(models, fmt):
-    """Rows of the detail table: model, quantity, mean ± SD, seeds with a value, every seed's value."""
+    """Rows of the detail table: model, quantity, mean (SD), seeds with a value, every seed's value. The SD is
+    written in words, not as "±", so that it is not read as an interval."""
     rows = []
     for model in models:
         for quantity, values in model.quantities():
@@ -156,7 +157,7 @@ def detail_rows(models, fmt):
                 rows.append([model.name, quantity, "missing", f"0 of {len(model.seeds)}", "–"])
                 continue
             mean, spread, n = s
-            centre = f"{fmt(mean)} ± {fmt(spread)}" if spread is not None else f"{fmt(mean)} (one seed)"
+            centre = f"{fmt(mean)} (SD {fmt(spread)})" if spread is not None else f"{fmt(mean)} (one seed)"
             per_seed = "; ".join(f"seed {seed}: {fmt(values.get(seed))}" for seed in model.seeds)
             rows.append([model.name, quantity, centre, f"{n} of {len(model.seeds)}", per_seed])
     return rows
