@@ -136,6 +136,14 @@ class Sentences(unittest.TestCase):
         self.assertIn("previous position: no difference established at this number of seeds (the same", text)
 
 
+def control_finding(trained, control):
+    """The one control finding of a trained model T and a control U, 3 seeds each, from their Newton counts."""
+    t = model("T", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=trained)
+    u = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=control, control=True)
+    (finding,) = answer.control_findings([t, u], fmt)
+    return finding
+
+
 class Controls(unittest.TestCase):
     def test_a_control_that_beats_every_trained_model_is_said(self):
         # control 5, 4, 5 and trained 0, 0, 1 Newton galaxies: counts, so the bootstrap of the difference of means,
@@ -152,9 +160,7 @@ class Controls(unittest.TestCase):
     def test_a_control_level_with_the_trained_models_is_said_without_more(self):
         # 1, 0, 0 against 0, 0, 0: the bootstrap's span [0 - 0, 1 - 0] = [0, 1], which includes 0 (Welch's: [-1.101,
         # 1.768], below the smallest possible difference, -1).
-        trained = model("T", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[0, 0, 0])
-        control = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[1, 0, 0], control=True)
-        (finding,) = answer.control_findings([trained, control], fmt)
+        finding = control_finding(trained=[0, 0, 0], control=[1, 0, 0])
         self.assertIn("at least as many as any trained model (at best T: 0; difference 0.3333, 95% interval "
                       "[0, 1] includes 0)", finding)
         self.assertNotIn("more than", finding)
@@ -163,9 +169,7 @@ class Controls(unittest.TestCase):
         # The 3-seed locality run: the untrained control's linear probe 5, 0, 4 of 5 against window 2's 0, 4, 1.
         # Welch's interval of the difference 1.333 was [-4.183, 6.85], past the largest possible difference, 5;
         # the bootstrap's is [min 0 - max 4, max 5 - min 0] = [-4, 5].
-        trained = model("T", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[0, 4, 1])
-        control = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[5, 0, 4], control=True)
-        (finding,) = answer.control_findings([trained, control], fmt)
+        finding = control_finding(trained=[0, 4, 1], control=[5, 0, 4])
         self.assertIn("in 3 of 5 galaxies on average over 3 seeds, at least as many as any trained model (at best T: "
                       "1.667; difference 1.333, 95% interval [-4, 5] includes 0)", finding)
 
