@@ -30,7 +30,7 @@ METHOD = ("Method: 95% intervals over training seeds, chosen by the quantity's p
 
 # The possible range of each quantity of a model (seedstats.mean_ci): its interval's method follows from it.
 BOUNDS = {"val_loss": NONNEGATIVE,  # cross-entropy or squared error
-          "step1": NONNEGATIVE, "step1_previous": NONNEGATIVE, "paired": UNBOUNDED, "r2": R2}
+          "step1": NONNEGATIVE, "paired": UNBOUNDED, "r2": R2}
 
 
 class ModelSeeds:
@@ -202,8 +202,8 @@ def step_clause(model, fmt):
     n = len(model.seeds)
     verdict = compared(mean_ci(differences, BOUNDS["paired"]), statistics.fmean(differences), fmt, " AU",
                        several=n > 1)
-    return (f"1-step error {centre(model.step1, fmt, BOUNDS['step1'], ' AU', n)} against {fmt(base_s[0])} AU for the previous position: "
-            f"{verdict}")
+    return (f"1-step error {centre(model.step1, fmt, BOUNDS['step1'], ' AU', n)} against {fmt(base_s[0])} AU for "
+            f"the previous position: {verdict}")
 
 
 def loss_clause(model, models, fmt):
@@ -220,8 +220,9 @@ def loss_clause(model, models, fmt):
     other_s, other = min(others, key=lambda pair: pair[0][0])
     interval = difference_ci(present(model.val_loss), present(other.val_loss), BOUNDS["val_loss"])
     several = len(model.seeds) > 1 or len(other.seeds) > 1
-    return (f"validation loss {centre(model.val_loss, fmt, BOUNDS['val_loss'], ' nats', len(model.seeds))} against {other.name}'s "
-            f"{fmt(other_s[0])}: {compared(interval, own[0] - other_s[0], fmt, several=several)}")
+    own_text = centre(model.val_loss, fmt, BOUNDS["val_loss"], " nats", len(model.seeds))
+    return (f"validation loss {own_text} against {other.name}'s {fmt(other_s[0])}: "
+            f"{compared(interval, own[0] - other_s[0], fmt, several=several)}")
 
 
 def newton_clause(model, fmt):

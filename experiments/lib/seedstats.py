@@ -18,8 +18,9 @@ difference a results page calls established is the one the report calls so.
 The bootstrap: percentile interval of the resampled means (seeds drawn with replacement, each sample within
 itself), at the level of the expanded percentile interval (Hesterberg 2015, "What teachers should know about
 the bootstrap", The American Statistician 69(4)): a tail of Phi(-sqrt(n/(n-1)) t_{0.975, n-1}) instead of
-0.025, which widens the percentile interval for few seeds (at 3 seeds each tail is 6.8e-8, so the interval is the whole span of the resampled means: the
-seeds' [min, max], and for a difference [min a - max b, max a - min b]). The quantile is the inverted CDF (the
+0.025, which widens the percentile interval for few seeds (at 3 seeds each tail is 6.8e-8, so the interval is
+the whole span of the resampled means: the seeds' [min, max], and for a difference [min a - max b, max a - min
+b]). The quantile is the inverted CDF (the
 smallest resampled value whose cumulative probability reaches the level; numpy's method="inverted_cdf"). The
 resamples are enumerated exactly, every one of the n^n index tuples counted through its multiset and
 multinomial weight, while the multisets number at most EXACT_LIMIT (a mean up to 9 seeds, a difference up to
