@@ -269,7 +269,8 @@ def section_answer(rep, config, reps):
         rep.para(answer.sentence(model, models, fmt))
     rep.para(answer.METHOD)
     rep.heading("Summary: one row per model", 3)
-    rep.para("Mean over seeds and its 95% Student-t interval [low, high] (\"one seed\": no interval): final "
+    rep.para("Mean over seeds and its 95% interval [low, high], by the quantity's range as the method says (\"one "
+             "seed\": no interval): final "
              "validation loss from each seed's metrics.jsonl, 1-step errors from its eval.json (the difference to "
              "the previous position is per seed, paired), probe R² and Newton galaxies from compare/compare.json "
              "(model probes only, the best probe and protocol by mean; the oracles and controls are in the compare "
@@ -283,8 +284,8 @@ def section_detail(rep, models):
     """Every quantity of the answer, per model and seed: what the one-row summary condenses."""
     rep.heading("Every quantity over seeds")
     rep.para("Final validation loss, 1-step errors, every model probe's R² and Newton galaxies under each protocol. "
-             "Mean ± sample standard deviation over the seeds, then every seed's value.")
-    rep.table(["model", "quantity", "mean ± SD", "seeds", "value per seed"], answer.detail_rows(models, fmt))
+             "Mean and sample standard deviation (SD) over the seeds, then every seed's value.")
+    rep.table(["model", "quantity", "mean (SD)", "seeds", "value per seed"], answer.detail_rows(models, fmt))
 
 
 # The figure the answer shows, the first of these that the report made: the rollout errors against the

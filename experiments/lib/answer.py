@@ -6,19 +6,31 @@ summary_rows(), detail_rows(), sentence() and control_findings() with its own nu
 answer quotes the numbers exactly as the rest of the report (and the tests) print them.
 
 The intervals (experiments/lib/seedstats.py, shared with the results pages) are stated in METHOD, which the
-report prints beside the sentences.
+report prints beside the sentences. Each quantity names its possible range (BOUNDS, and out_of(n) for a count),
+from which seedstats chooses the method: the seed bootstrap where the range has a bound, Student's t or Welch
+where it has none.
 """
 import statistics
 
-from seedstats import excludes_zero, mean_interval, welch
+from seedstats import NONNEGATIVE, PASS, R2, UNBOUNDED, difference_ci, excludes_zero, mean_ci, out_of
 
-METHOD = ("Method: 95% intervals over training seeds. Between two models, Welch's t interval of the difference of "
-          "their means (unequal variances, Welch–Satterthwaite degrees of freedom); a model against its "
-          "previous-position baseline, evaluated on the same data, the Student-t interval of the per-seed differences "
-          "(paired). A sentence calls a difference a difference only when its interval excludes 0; an interval that "
-          "includes 0 is \"not established at this number of seeds\", which is not evidence that the two are equal. "
-          "With one seed there is no interval, and the sentence says \"one seed\" and claims no difference. No "
-          "correction is made for the number of comparisons.")
+METHOD = ("Method: 95% intervals over training seeds, chosen by the quantity's possible range "
+          "(docs/experiments.md, Intervals over seeds). A mean of a quantity with a bound (a loss or an error, at "
+          "least 0; R², at most 1; a count of galaxies or of passing seeds) has the seed bootstrap's interval, "
+          "which cannot leave the range; at 3 seeds it is the seeds' own span [min, max]. Between two models, "
+          "Welch's t interval of the difference of their means (unequal variances, Welch–Satterthwaite degrees of "
+          "freedom), except for counts, whose difference has the bootstrap's interval (at 3 seeds against 3, "
+          "[min of one − max of the other, max − min]: it excludes 0 only when every seed of one model is above "
+          "every seed of the other); a model against its previous-position baseline, evaluated on the same data, "
+          "the Student-t interval of the per-seed differences (paired). A sentence calls a difference a difference "
+          "only when its interval excludes 0; an interval that includes 0 is \"not established at this number of "
+          "seeds\", which is not evidence that the two are equal. With one seed there is no interval, and the "
+          "sentence says \"one seed\" and claims no difference. No correction is made for the number of "
+          "comparisons.")
+
+# The possible range of each quantity of a model (seedstats.mean_ci): its interval's method follows from it.
+BOUNDS = {"val_loss": NONNEGATIVE,  # cross-entropy or squared error
+          "step1": NONNEGATIVE, "paired": UNBOUNDED, "r2": R2}
 
 
 class ModelSeeds:
@@ -72,12 +84,12 @@ def stats(values):
     return statistics.fmean(xs), (statistics.stdev(xs) if len(xs) > 1 else None), len(xs)
 
 
-def interval_text(values, fmt):
+def interval_text(values, fmt, bounds):
     """A summary cell: centre()'s text, '(one seed)' marked; '–' without a value."""
     xs = present(values)
     if not xs:
         return "–"
-    return centre(values, fmt) + (" (one seed)" if len(xs) == 1 else "")
+    return centre(values, fmt, bounds) + (" (one seed)" if len(xs) == 1 else "")
 
 
 def paired_differences(model):
@@ -100,10 +112,11 @@ def summary_rows(models, fmt):
     """The summary: one row per model, each quantity as its mean and 95% interval over seeds. Columns that no
     model has (stages the experiment does not run) are left out. Returns (header, rows)."""
     columns = [
-        ("final validation loss (nats)", lambda m: interval_text(m.val_loss, fmt) if m.val_loss else None),
-        ("1-step error (AU)", lambda m: interval_text(m.step1, fmt) if m.step1 else None),
+        ("final validation loss (nats)",
+         lambda m: interval_text(m.val_loss, fmt, BOUNDS["val_loss"]) if m.val_loss else None),
+        ("1-step error (AU)", lambda m: interval_text(m.step1, fmt, BOUNDS["step1"]) if m.step1 else None),
         ("1-step error − previous position's (AU)",
-         lambda m: interval_text(paired_differences(m), fmt) if m.step1 else None),
+         lambda m: interval_text(paired_differences(m), fmt, BOUNDS["paired"]) if m.step1 else None),
         ("best probe R² (probe)", lambda m: probe_cell(best_probe(m, m.r2), fmt)),
         ("most Newton galaxies, srbench (probe, protocol)", lambda m: newton_cell(best_probe(m, m.newton), fmt)),
     ]
@@ -123,18 +136,19 @@ def probe_cell(best, fmt):
     if best is None:
         return None
     probe, values = best
-    return f"{interval_text(values, fmt)} ({probe})"
+    return f"{interval_text(values, fmt, BOUNDS['r2'])} ({probe})"
 
 
 def newton_cell(best, fmt):
     if best is None:
         return None
     (probe, protocol, n), values = best
-    return f"{interval_text(values, fmt)} of {n} ({probe}, {protocol})"
+    return f"{interval_text(values, fmt, out_of(n))} of {n} ({probe}, {protocol})"
 
 
 def detail_rows(models, fmt):
-    """Rows of the detail table: model, quantity, mean ± SD, seeds with a value, every seed's value."""
+    """Rows of the detail table: model, quantity, mean (SD), seeds with a value, every seed's value. The SD is
+    written in words, not as "±", so that it is not read as an interval."""
     rows = []
     for model in models:
         for quantity, values in model.quantities():
@@ -143,7 +157,7 @@ def detail_rows(models, fmt):
                 rows.append([model.name, quantity, "missing", f"0 of {len(model.seeds)}", "–"])
                 continue
             mean, spread, n = s
-            centre = f"{fmt(mean)} ± {fmt(spread)}" if spread is not None else f"{fmt(mean)} (one seed)"
+            centre = f"{fmt(mean)} (SD {fmt(spread)})" if spread is not None else f"{fmt(mean)} (one seed)"
             per_seed = "; ".join(f"seed {seed}: {fmt(values.get(seed))}" for seed in model.seeds)
             rows.append([model.name, quantity, centre, f"{n} of {len(model.seeds)}", per_seed])
     return rows
@@ -167,12 +181,12 @@ def compared(interval, difference, fmt, unit="", several=False):
     return f"no difference established at this number of seeds ({direction} by {size}; {bounds} includes 0)"
 
 
-def centre(values, fmt, unit="", seeds=None):
-    """The mean with its 95% interval over seeds ('one seed' without one), and how many seeds had a value when
-    some did not."""
+def centre(values, fmt, bounds, unit="", seeds=None):
+    """The mean with its 95% interval over seeds ('one seed' without one), by the quantity's range (bounds,
+    seedstats.mean_ci), and how many seeds had a value when some did not."""
     xs = present(values)
-    i = mean_interval(xs)
-    text = f"{fmt(xs[0])}{unit}" if i is None else f"{fmt(i[0])} [{fmt(i[1])}, {fmt(i[2])}]{unit}"
+    i = mean_ci(xs, bounds)
+    text = f"{fmt(xs[0])}{unit}" if i is None else f"{fmt(i.estimate)} [{fmt(i.low)}, {fmt(i.high)}]{unit}"
     return text + (f" ({len(xs)} of {seeds} seeds)" if seeds and len(xs) < seeds else "")
 
 
@@ -186,9 +200,10 @@ def step_clause(model, fmt):
     if not differences:
         return "no seed has both a 1-step error and its previous-position baseline"
     n = len(model.seeds)
-    verdict = compared(mean_interval(differences), statistics.fmean(differences), fmt, " AU", several=n > 1)
-    return (f"1-step error {centre(model.step1, fmt, ' AU', n)} against {fmt(base_s[0])} AU for the previous position: "
-            f"{verdict}")
+    verdict = compared(mean_ci(differences, BOUNDS["paired"]), statistics.fmean(differences), fmt, " AU",
+                       several=n > 1)
+    return (f"1-step error {centre(model.step1, fmt, BOUNDS['step1'], ' AU', n)} against {fmt(base_s[0])} AU for "
+            f"the previous position: {verdict}")
 
 
 def loss_clause(model, models, fmt):
@@ -201,12 +216,13 @@ def loss_clause(model, models, fmt):
     others = [(stats(m.val_loss), m) for m in models if m is not model]
     others = [(s, m) for s, m in others if s is not None]
     if not others:
-        return f"validation loss {centre(model.val_loss, fmt, ' nats', len(model.seeds))}"
+        return f"validation loss {centre(model.val_loss, fmt, BOUNDS['val_loss'], ' nats', len(model.seeds))}"
     other_s, other = min(others, key=lambda pair: pair[0][0])
-    interval = welch(present(model.val_loss), present(other.val_loss))
+    interval = difference_ci(present(model.val_loss), present(other.val_loss), BOUNDS["val_loss"])
     several = len(model.seeds) > 1 or len(other.seeds) > 1
-    return (f"validation loss {centre(model.val_loss, fmt, ' nats', len(model.seeds))} against {other.name}'s "
-            f"{fmt(other_s[0])}: {compared(interval, own[0] - other_s[0], fmt, several=several)}")
+    own_text = centre(model.val_loss, fmt, BOUNDS["val_loss"], " nats", len(model.seeds))
+    return (f"validation loss {own_text} against {other.name}'s {fmt(other_s[0])}: "
+            f"{compared(interval, own[0] - other_s[0], fmt, several=several)}")
 
 
 def newton_clause(model, fmt):
@@ -219,7 +235,7 @@ def newton_clause(model, fmt):
     if stats(values)[0] == 0:
         return "Newton's law recovered in no galaxy of any model probe and protocol (srbench)"
     how = "; mean over seeds [95% interval]" if len(present(values)) > 1 else ""
-    return (f"Newton's law in {centre(values, fmt, seeds=len(model.seeds))} of {n} galaxies at best "
+    return (f"Newton's law in {centre(values, fmt, out_of(n), seeds=len(model.seeds))} of {n} galaxies at best "
             f"({probe}, {protocol}; srbench{how})")
 
 
@@ -239,11 +255,12 @@ def control_findings(models, fmt):
     """A sentence for every control that does at least as well as the best trained model on a pass/fail test
     (ModelSeeds.tests) and passes it at all: such a test cannot credit training with what the trained models do
     on it, so the answer must say so rather than leave it in a table. The difference to the best trained model
-    comes with its Welch interval; it is called 'more' only when the interval excludes 0."""
+    comes with its 95% interval, the bootstrap's (a count: seedstats.difference_ci); it is called 'more' only when
+    the interval excludes 0."""
     trained = [m for m in models if not m.control]
     found = []
     for control in (m for m in models if m.control):
-        for test, (what, out_of, values) in control.tests().items():
+        for test, (what, galaxies, values) in control.tests().items():
             own = stats(values)
             rivals = [(stats(m.tests()[test][2]), m) for m in trained if test in m.tests()]
             rivals = [(s, m) for s, m in rivals if s is not None]
@@ -253,12 +270,13 @@ def control_findings(models, fmt):
             if own[0] < best_s[0]:
                 continue
             seeds = len(present(values))
-            if out_of is None:  # the verdict: 1 per seed that passes
+            if galaxies is None:  # the verdict: 1 per seed that passes
                 rate = f"in {fmt(sum(present(values)))} of {seeds} seed{'s' if seeds != 1 else ''}"
             else:
-                rate = (f"in {fmt(own[0])} of {out_of} galaxies"
+                rate = (f"in {fmt(own[0])} of {galaxies} galaxies"
                         + (" on its one seed" if seeds == 1 else f" on average over {seeds} seeds"))
-            interval = welch(present(values), present(best.tests()[test][2]))
+            bounds = PASS if galaxies is None else out_of(galaxies)
+            interval = difference_ci(present(values), present(best.tests()[test][2]), bounds)
             d = own[0] - best_s[0]
             if interval is None:
                 verdict = (f"{'more than' if d > 0 else 'as many as'} any trained model on this seed "

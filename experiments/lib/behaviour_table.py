@@ -1,31 +1,31 @@
 """The behavioural test's table for a run folder: one row per trained model (and seed) from its eval.json,
 verdict first, then the numbers behind it (docs/design.md section 6c), and per model kind the mean over seeds
-with a 95% Student-t interval where there are at least 2 seeds.
+with its 95% interval, "mean [low, high]", where there are at least 2 seeds (experiments/lib/seedstats.py
+chooses the method by the quantity's range: the bootstrap for the 1-step ratio, which is at least 0, Student's t
+for the exponents and the slope s).
 
 Usage: python experiments/lib/behaviour_table.py RUN_FOLDER   (prints Markdown; exit 1 on a folder without
 any eval.json that measured the behaviour).
 """
 import json
-import math
 import os
 import sys
 
-# Two-sided 95% Student-t quantiles by degrees of freedom (1..10), enough for seed counts used here.
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
-
-
-def interval(values):
-    """Mean and the half-width of its 95% t interval (None with one value: one seed is an anecdote)."""
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, None
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, T95.get(n - 1, 1.96) * sd / math.sqrt(n)
+import seedstats
+from seedstats import NONNEGATIVE, UNBOUNDED
 
 
 def fmt(v, digits=3):
     return "-" if v is None else f"{v:.{digits}g}"
+
+
+def spread(values, bounds=UNBOUNDED):
+    """A mean over seeds as "mean [low, high]", its 95% interval by the quantity's range (bounds: (low, high),
+    None where unbounded; experiments/lib/seedstats.py), or "mean (one seed)"."""
+    i = seedstats.mean_ci(values, bounds)
+    if i is None:
+        return f"{fmt(sum(values) / len(values))} (one seed)"
+    return f"{fmt(i.estimate)} [{fmt(i.low)}, {fmt(i.high)}]"
 
 
 def rows_of(run):
@@ -45,8 +45,8 @@ def rows_of(run):
 
 HEADER = ["model", "verdict", "1-step median AU (const. acc., Newton step)", "ladder", "s",
           "a_impl r exponent [95%]", "constant ratio", "median angle (deg)", "failed conditions"]
-SUMMARY_HEADER = ["model kind", "seeds", "learned in", "1-step median / constant acceleration's (mean, 95% interval)",
-                  "s (mean, 95% interval)"]
+SUMMARY_HEADER = ["model kind", "seeds", "learned in",
+                  "1-step median / constant acceleration's (mean [95% interval])", "s (mean [95% interval])"]
 
 
 def tables(run):
@@ -70,14 +70,8 @@ def tables(run):
                  for b in bs]
         slope = [b["transplant"]["slope"] for b in bs if b["transplant"]["slope"] is not None]
         learned = sum(1 for b in bs if b["verdict"]["learned"])
-
-        def cell(values):
-            if not values:
-                return "-"
-            m, h = interval(values)
-            return f"{fmt(m)} ± {fmt(h)}" if h is not None else f"{fmt(m)} (one seed)"
-
-        summary.append([kind, str(len(bs)), f"{learned} of {len(bs)}", cell(ratio), cell(slope)])
+        summary.append([kind, str(len(bs)), f"{learned} of {len(bs)}", spread(ratio, NONNEGATIVE),
+                        spread(slope) if slope else "-"])
     return rows, summary
 
 
@@ -130,10 +124,6 @@ def kind_cells(bs):
         shown = [f"{len(failed)} conditions"] if len(failed) > 2 else failed
         verdict = f"no verdict, {passes}" + (f" (fails: {'; '.join(shown)})" if shown else "")
 
-    def spread(values):
-        m, h = interval(values)
-        return f"{fmt(m)} ± {fmt(h)}" if h is not None else f"{fmt(m)} (one seed)"
-
     laws = [b["implied_acceleration"]["power_law"] for b in bs]
     if n == 1:
         lo, hi = laws[0]["r_exponent_ci95"]
@@ -143,7 +133,7 @@ def kind_cells(bs):
     masses = [law["mass_exponent"] for law in laws if law.get("mass_varies") and law.get("mass_exponent") is not None]
     mass_slope = [b["mass_transplant"]["slope"] for b in bs
                   if (b.get("mass_transplant") or {}).get("slope") is not None]
-    return {"seeds": n, "learned": learned, "verdict": verdict, "ratio": spread(ratio), "ratios": ratio,
+    return {"seeds": n, "learned": learned, "verdict": verdict, "ratio": spread(ratio, NONNEGATIVE), "ratios": ratio,
             "ladder": " / ".join(sorted({b["ladder_position"] for b in bs})), "exponent": exponent,
             "s": spread(slope) if slope else None, "mass_exponent": spread(masses) if masses else None,
             "mass_exponents": masses, "mass_s": spread(mass_slope) if mass_slope else None, "failed": failed}
@@ -183,7 +173,8 @@ def terminal_text(run):
              "|s| < 0.1, the a_impl r exponent's 95% interval within -2 +- 0.05, constant ratio within 5%, median "
              "angle < 2 deg, 1-step median below constant acceleration's."]
     if seeds >= 2:
-        lines.append("Over seeds: mean ± half-width of the 95% Student-t interval.")
+        lines.append("Over seeds: mean [95% interval]; the 1-step ratio's by the seed bootstrap (it cannot be "
+                     "below 0), the exponent's and s's by Student's t (docs/experiments.md, Intervals over seeds).")
     if seeds < 3:
         lines.append(f"{seeds} seed{'s' if seeds != 1 else ''} per model: an anecdote, not a verdict; rerun with "
                      "--seeds 3 for one.")

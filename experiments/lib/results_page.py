@@ -17,7 +17,7 @@ import json
 import os
 
 import behaviour_table
-from seedstats import welch
+from seedstats import NONNEGATIVE, R2, UNBOUNDED, difference_ci
 from expconfig import model_seeds, seed_count
 
 NOT_RECORDED = "not recorded"
@@ -148,18 +148,20 @@ def answer_rows(run):
 
 def difference_rows(run):
     """Every pair of model kinds with at least 2 seeds each: the difference of their 1-step ratios (and of their
-    star-mass exponents where both have one), with its Welch 95% interval."""
+    star-mass exponents where both have one), with its 95% interval (experiments/lib/seedstats.py: Welch, as
+    neither difference has a bound)."""
     kinds, _ = behaviour_table.by_kind(run)
     cells = {k: behaviour_table.kind_cells(bs) for k, bs in kinds.items()}
     rows = []
     for a, b in itertools.combinations(cells, 2):
-        for what, key in (("1-step ratio", "ratios"), ("star-mass exponent", "mass_exponents")):
-            d = welch(cells[a][key], cells[b][key])
+        for what, key, bounds in (("1-step ratio", "ratios", NONNEGATIVE),
+                                  ("star-mass exponent", "mass_exponents", UNBOUNDED)):
+            d = difference_ci(cells[a][key], cells[b][key], bounds)
             if d is None:
                 continue
-            excludes = "yes" if d[1] > 0 or d[2] < 0 else "no"
-            rows.append([f"{a} − {b}", what, behaviour_table.fmt(d[0]),
-                         f"[{behaviour_table.fmt(d[1])}, {behaviour_table.fmt(d[2])}]", excludes])
+            excludes = "yes" if d.low > 0 or d.high < 0 else "no"
+            rows.append([f"{a} − {b}", what, behaviour_table.fmt(d.estimate),
+                         f"[{behaviour_table.fmt(d.low)}, {behaviour_table.fmt(d.high)}]", excludes])
     return rows
 
 
@@ -192,9 +194,7 @@ def probe_rows(run, config):
     rows = []
     for (kind, probe), v in values.items():
         r2 = [x for x in v["r2"].values() if x is not None]
-        mean, half = behaviour_table.interval(r2) if r2 else (None, None)
-        r2_text = "–" if mean is None else (f"{behaviour_table.fmt(mean)} ± {behaviour_table.fmt(half)}"
-                                            if half is not None else f"{behaviour_table.fmt(mean)} (one seed)")
+        r2_text = behaviour_table.spread(r2, R2) if r2 else "–"  # R² <= 1: the bootstrap interval
 
         def galaxies(protocol):
             per_seed = v.get(protocol) or {}
@@ -217,8 +217,10 @@ def run_section(run):
     lines += table(["record", "value"], provenance_items(run, config)) + [""]
     answers = answer_rows(run)
     if answers:
-        lines += ["Each model's own predictions (docs/design.md section 6c). Over seeds: mean ± half-width of the "
-                  "95% Student-t interval; with one seed, the bootstrap interval of the exponent over systems.", "",
+        lines += ["Each model's own predictions (docs/design.md section 6c). Over seeds: mean [95% interval], the "
+                  "1-step ratio's (at least 0) by the seed bootstrap, the exponents' and s's by Student's t "
+                  "(docs/experiments.md, Intervals over seeds); with one seed, the exponent's bootstrap interval "
+                  "over systems.", "",
                   ANSWER_MARKER.format(run=name, seeds=seeds)]
         lines += table(ANSWER_HEADER, answers) + [""]
         differences = difference_rows(run)
@@ -233,7 +235,8 @@ def run_section(run):
     probes = probe_rows(run, config)
     if probes:
         lines += ["Supervised probes of the acceleration (compare/compare.json). A probe is fitted to its labels, so "
-                  "its law is the labels' law; the controls show what it reads without a trained network. Newton "
+                  "its law is the labels' law; the controls show what it reads without a trained network. R²: mean "
+                  "[95% seed-bootstrap interval] (R² is at most 1). Newton "
                   "galaxies per seed as srbench / strict tier of the galaxies searched; exponent: the power law "
                   "of the probe's output in r, per seed.", ""]
         lines += table(["model", "probe", "seeds", "R²", "Newton galaxies (published protocol)",

@@ -1,12 +1,49 @@
-"""Intervals over training seeds, the one place the project computes them for its answers: Student's t
-quantile (from the regularized incomplete beta function, so any degrees of freedom, not only a table's),
-Welch's 95% interval of the difference of two means, and the t interval of one mean.
+"""Intervals over training seeds, the one place the project computes them for its answers, and the one place
+that decides, by the quantity's possible range, which method an interval uses (docs/experiments.md, "Intervals
+over seeds"):
 
-The results pages (experiments/lib/results_page.py) and the report's answer (experiments/lib/answer.py) both
-import these, so that a difference a results page calls established is the one the report calls so.
+- a quantity with no bound (an exponent, a transplant slope, a validation loss in nats, a paired difference of
+  errors): Student's t interval of the mean, and Welch's t interval of the difference of two means;
+- a quantity with a bound (a count of galaxies out of n, a pass (1) or fail (0), R² <= 1, an error or a ratio
+  of errors >= 0): the seed-level bootstrap of the mean, which cannot leave the range, since every resample's
+  mean is a mean of the seeds' own values. A difference of two such quantities uses the bootstrap when the
+  range of the difference is finite on both sides (counts, passes), Welch otherwise (R², ratios: unbounded
+  differences).
+
+mean_ci() and difference_ci() make that choice from a range; welch() and mean_interval() are the t intervals
+themselves. The results pages (experiments/lib/results_page.py), the behaviour tables
+(experiments/lib/behaviour_table.py) and the report's answer (experiments/lib/answer.py) all call these, so a
+difference a results page calls established is the one the report calls so.
+
+The bootstrap: percentile interval of the resampled means (seeds drawn with replacement, each sample within
+itself), at the level of the expanded percentile interval (Hesterberg 2015, "What teachers should know about
+the bootstrap", The American Statistician 69(4)): a tail of Phi(-sqrt(n/(n-1)) t_{0.975, n-1}) instead of
+0.025, which widens the percentile interval for few seeds (at 3 seeds each tail is 6.8e-8, so the interval is
+the whole span of the resampled means: the seeds' [min, max], and for a difference [min a - max b, max a - min
+b]). The quantile is the inverted CDF (the
+smallest resampled value whose cumulative probability reaches the level; numpy's method="inverted_cdf"). The
+resamples are enumerated exactly, every one of the n^n index tuples counted through its multiset and
+multinomial weight, while the multisets number at most EXACT_LIMIT (a mean up to 9 seeds, a difference up to
+5 seeds against 5); beyond that, MONTE_CARLO resamples drawn with random.Random(BOOTSTRAP_SEED). Either way the
+interval is the same on every run.
+
 Standard library only: the report must run where numpy/scipy are absent (the bare GPU machine).
 """
+import collections
+import itertools
 import math
+import random
+import statistics
+from typing import NamedTuple
+
+UNBOUNDED = (None, None)
+NONNEGATIVE = (0.0, None)  # errors and ratios of errors
+R2 = (None, 1.0)
+PASS = (0, 1)  # one seed passes (1) or fails (0) a test
+
+EXACT_LIMIT = 50_000
+MONTE_CARLO = 20_000
+BOOTSTRAP_SEED = 41
 
 
 def _betacf(a, b, x):
@@ -71,6 +108,109 @@ def mean_interval(values):
     se = math.sqrt(sum((x - m) ** 2 for x in values) / (n - 1) / n)
     h = t_quantile(0.975, n - 1) * se
     return m, m - h, m + h
+
+
+def out_of(n):
+    """The range of a count out of n (galaxies recovering a law, seeds passing)."""
+    return (0, n)
+
+
+def bounded(bounds):
+    return bounds[0] is not None or bounds[1] is not None
+
+
+class Interval(NamedTuple):
+    """An estimate (a mean or a difference of means), its 95% interval, and the method: "t", "Welch" or
+    "bootstrap"."""
+    estimate: float
+    low: float
+    high: float
+    method: str
+
+
+def _resample_means(values):
+    """[(mean, weight)] over every resample of values with replacement: each multiset of indices once, weighted
+    by how many of the n^n ordered resamples give it."""
+    n = len(values)
+    found = []
+    for combo in itertools.combinations_with_replacement(range(n), n):
+        weight = math.factorial(n)
+        for c in collections.Counter(combo).values():
+            weight //= math.factorial(c)
+        found.append((sum(values[i] for i in combo) / n, weight))
+    return found
+
+
+def _multisets(n):
+    return math.comb(2 * n - 1, n)
+
+
+def _inverted_cdf(pairs, levels):
+    """The smallest value whose cumulative weight reaches each level (a fraction of the total weight)."""
+    pairs = sorted(pairs)
+    total = sum(w for _, w in pairs)
+    out = []
+    for level in levels:
+        target, cumulative = level * total, 0
+        for value, weight in pairs:
+            cumulative += weight
+            if cumulative >= target:
+                out.append(value)
+                break
+        else:
+            out.append(pairs[-1][0])
+    return out
+
+
+def bootstrap_tail(n):
+    """Each tail's probability of the expanded percentile interval at n seeds (Hesterberg 2015): the normal tail
+    at sqrt(n / (n - 1)) times Student's t 0.975 quantile with n - 1 degrees of freedom."""
+    return statistics.NormalDist().cdf(-math.sqrt(n / (n - 1)) * t_quantile(0.975, n - 1))
+
+
+def _bootstrap(samples, combine):
+    """(low, high): the expanded percentile interval of combine(resampled means), one mean per sample."""
+    tail = bootstrap_tail(min(len(s) for s in samples))
+    if math.prod(_multisets(len(s)) for s in samples) <= EXACT_LIMIT:
+        pairs = [(combine(*(m for m, _ in parts)), math.prod(w for _, w in parts))
+                 for parts in itertools.product(*(_resample_means(s) for s in samples))]
+    else:
+        rng = random.Random(BOOTSTRAP_SEED)
+        pairs = [(combine(*(sum(rng.choices(s, k=len(s))) / len(s) for s in samples)), 1)
+                 for _ in range(MONTE_CARLO)]
+    return tuple(_inverted_cdf(pairs, (tail, 1 - tail)))
+
+
+def bootstrap_mean(values):
+    """(mean, low, high): the seed bootstrap's 95% interval of the mean; None below 2 values."""
+    if len(values) < 2:
+        return None
+    return (statistics.fmean(values),) + _bootstrap([list(values)], lambda m: m)
+
+
+def bootstrap_difference(a, b):
+    """(mean(a) - mean(b), low, high): the bootstrap's 95% interval of the difference of means, each sample
+    resampled within itself; None below 2 values each."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    return (statistics.fmean(a) - statistics.fmean(b),) + _bootstrap([list(a), list(b)], lambda x, y: x - y)
+
+
+def mean_ci(values, bounds=UNBOUNDED):
+    """The 95% interval of the mean of values over seeds, by the quantity's range (low, high; None: no bound on
+    that side): the bootstrap for a bounded quantity, Student's t otherwise. None below 2 values."""
+    values = list(values)
+    i = bootstrap_mean(values) if bounded(bounds) else mean_interval(values)
+    return None if i is None else Interval(*i, "bootstrap" if bounded(bounds) else "t")
+
+
+def difference_ci(a, b, bounds=UNBOUNDED):
+    """The 95% interval of mean(a) - mean(b), both quantities of the range bounds: the bootstrap where the
+    difference's range is finite on both sides (both ends of bounds are), Welch's t otherwise. None below 2
+    values each."""
+    both = bounds[0] is not None and bounds[1] is not None
+    i = bootstrap_difference(list(a), list(b)) if both else welch(list(a), list(b))
+    return None if i is None else Interval(*i, "bootstrap" if both else "Welch")
 
 
 def excludes_zero(interval):

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Tests of the report's answer (experiments/lib/answer.py): the verdicts its sentences draw from 95% intervals
 over seeds, on hand-made seed tables whose intervals are computed by hand below (Welch's t interval between two
-models, the paired t interval of a model against its baseline), and the control that does as well as the
-trained models.
+models' losses, the paired t interval of a model against its baseline, the seed bootstrap's interval of a
+bounded quantity: a count, an error, R²), and the control that does as well as the trained models.
 
 usage: test_answer.py   (exit 0 when every test passes)
 """
@@ -57,11 +57,12 @@ class Sentences(unittest.TestCase):
 
     def test_a_model_against_its_baseline_uses_the_paired_interval(self):
         # per-seed differences -0.05, -0.04, -0.03: mean -0.04, SD 0.01, standard error 0.01/sqrt(3), df 2:
-        # half-width 4.3027 * 0.005774 = 0.02484, interval [-0.06484, -0.01516].
+        # half-width 4.3027 * 0.005774 = 0.02484, interval [-0.06484, -0.01516]. The error itself is at least 0: its
+        # bootstrap interval at 3 seeds is the seeds' span [0.05, 0.07].
         m = model("A", [1, 2, 3], [0.05, 0.06, 0.07], [0.10, 0.10, 0.10])
         text = answer.sentence(m, [m], fmt)
         self.assertIn("(3 seeds: 1, 2, 3)", text)
-        self.assertIn("1-step error 0.06 [0.03516, 0.08484] AU against 0.1 AU for the previous position: lower by "
+        self.assertIn("1-step error 0.06 [0.05, 0.07] AU against 0.1 AU for the previous position: lower by "
                       "0.04 AU, 95% interval [-0.06484, -0.01516] AU", text)
         # -0.02, 0.0, -0.04: mean -0.02, SD 0.02, half-width 4.3027 * 0.01155 = 0.04968: [-0.06968, 0.02968].
         m = model("A", [1, 2, 3], [0.08, 0.10, 0.06], [0.10, 0.10, 0.10])
@@ -92,12 +93,12 @@ class Sentences(unittest.TestCase):
     def test_quantities_of_stages_not_run_are_left_out(self):
         m = answer.ModelSeeds("A", [1, 2])  # an experiment without eval and compare (e.g. solar-system)
         m.val_loss = {1: 1.0, 2: 1.2}
-        # mean 1.1, SD 0.1414, standard error 0.1, df 1: half-width 12.706 * 0.1 = 1.271
-        self.assertEqual(answer.sentence(m, [m], fmt), "**A** (2 seeds: 1, 2): validation loss 1.1 [-0.1706, 2.371] "
-                         "nats.")
+        # A loss is at least 0: the bootstrap at 2 seeds gives their span [1, 1.2] (the t interval, 1.1 +- 12.706 *
+        # 0.1, would be [-0.1706, 2.371], below 0).
+        self.assertEqual(answer.sentence(m, [m], fmt), "**A** (2 seeds: 1, 2): validation loss 1.1 [1, 1.2] nats.")
         self.assertEqual([row[1] for row in answer.detail_rows([m], fmt)], ["final validation loss (nats)"])
         self.assertEqual(answer.summary_rows([m], fmt),
-                         (["model", "seeds", "final validation loss (nats)"], [["A", "2", "1.1 [-0.1706, 2.371]"]]))
+                         (["model", "seeds", "final validation loss (nats)"], [["A", "2", "1.1 [1, 1.2]"]]))
 
     def test_the_summary_has_one_row_per_model(self):
         a = model("A", [1, 2, 3], [0.05, 0.06, 0.07], [0.1] * 3, val_loss=[1.0, 1.1, 1.2], newton=[0, 1, 2])
@@ -108,41 +109,69 @@ class Sentences(unittest.TestCase):
         self.assertEqual(header[2:], ["final validation loss (nats)", "1-step error (AU)",
                                       "1-step error − previous position's (AU)", "best probe R² (probe)",
                                       "most Newton galaxies, srbench (probe, protocol)"])
+        # Newton galaxies 0, 1, 2 of 5: the t interval 1 +- 4.3027 * 1 / sqrt(3) = [-1.484, 3.484] leaves [0, 5]; the
+        # bootstrap's at 3 seeds is their span [0, 2]. The paired difference has no bound: t, as above.
         self.assertEqual(rows[0][:2] + rows[0][4:], ["A", "3", "-0.04 [-0.06484, -0.01516]", "0.9 [0.9, 0.9] (finetune)",
-                                                     "1 [-1.484, 3.484] of 5 (linear, published)"])
+                                                     "1 [0, 2] of 5 (linear, published)"])
         self.assertEqual(rows[1][0:3], ["B (control)", "1", "1 (one seed)"])
 
     def test_newton_counts(self):
         m = model("A", [1, 2], [0.1, 0.1], [0.1, 0.1], newton=[4, 0])
-        # mean 2, SD 2.828, standard error 2, df 1: half-width 25.41
-        self.assertIn("Newton's law in 2 [-23.41, 27.41] of 5 galaxies at best (linear, published; srbench",
+        # mean 2; the t interval (SD 2.828, standard error 2, df 1: half-width 25.41) would be [-23.41, 27.41],
+        # far outside [0, 5]; the bootstrap's at 2 seeds is their span [0, 4].
+        self.assertIn("Newton's law in 2 [0, 4] of 5 galaxies at best (linear, published; srbench",
                       answer.sentence(m, [m], fmt))
+
+    def test_a_count_never_gets_the_t_interval(self):
+        # 5, 0, 4 Newton galaxies of 5: mean 3, SD 2.646, standard error 1.528, t interval 3 +- 4.3027 * 1.528 =
+        # [-3.572, 9.572], outside [0, 5] on both sides. Whatever the method, the count's interval stays in [0, 5];
+        # the bootstrap's at 3 seeds is the span [0, 5].
+        m = model("A", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[5, 0, 4])
+        self.assertIn("Newton's law in 3 [0, 5] of 5 galaxies", answer.sentence(m, [m], fmt))
+        self.assertEqual(answer.summary_rows([m], fmt)[1][0][-1], "3 [0, 5] of 5 (linear, published)")
+        self.assertNotIn("-3.572", answer.sentence(m, [m], fmt))
         m = model("A", [1, 2], [0.1, 0.1], [0.1, 0.1], newton=[0, 0])
         text = answer.sentence(m, [m], fmt)
         self.assertIn("Newton's law recovered in no galaxy", text)
         self.assertIn("previous position: no difference established at this number of seeds (the same", text)
 
 
+def control_finding(trained, control):
+    """The one control finding of a trained model T and a control U, 3 seeds each, from their Newton counts."""
+    t = model("T", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=trained)
+    u = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=control, control=True)
+    (finding,) = answer.control_findings([t, u], fmt)
+    return finding
+
+
 class Controls(unittest.TestCase):
     def test_a_control_that_beats_every_trained_model_is_said(self):
-        # control 5, 4, 5 and trained 0, 0, 1 Newton galaxies: variances 1/3 each, df 4, standard error
-        # sqrt(2/9) = 0.4714, half-width 2.7764 * 0.4714 = 1.309: 4.333 in [3.025, 5.642], which excludes 0.
+        # control 5, 4, 5 and trained 0, 0, 1 Newton galaxies: counts, so the bootstrap of the difference of means,
+        # at 3 seeds against 3 the span [min 4 - max 1, max 5 - min 0] = [3, 5], which excludes 0 (Welch's would be
+        # [3.025, 5.642], beyond the largest possible difference, 5).
         trained = model("T", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[0, 0, 1])
         weaker = model("W", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[0, 0, 0])
         control = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[5, 4, 5], control=True)
         (finding,) = answer.control_findings([trained, weaker, control], fmt)
         self.assertIn("**A control does as well as the trained models** — U: its linear probe (published protocol) "
                       "recovers Newton's law (srbench) in 4.667 of 5 galaxies on average over 3 seeds, more than any "
-                      "trained model (at best T: 0.3333; difference 4.333, 95% interval [3.025, 5.642])", finding)
+                      "trained model (at best T: 0.3333; difference 4.333, 95% interval [3, 5])", finding)
 
     def test_a_control_level_with_the_trained_models_is_said_without_more(self):
-        # 1, 0, 0 against 0, 0, 0: standard error sqrt(1/9), df 2, half-width 4.3027/3 = 1.434: includes 0.
-        trained = model("T", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[0, 0, 0])
-        control = model("U", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[1, 0, 0], control=True)
-        (finding,) = answer.control_findings([trained, control], fmt)
+        # 1, 0, 0 against 0, 0, 0: the bootstrap's span [0 - 0, 1 - 0] = [0, 1], which includes 0 (Welch's: [-1.101,
+        # 1.768], below the smallest possible difference, -1).
+        finding = control_finding(trained=[0, 0, 0], control=[1, 0, 0])
         self.assertIn("at least as many as any trained model (at best T: 0; difference 0.3333, 95% interval "
-                      "[-1.101, 1.768] includes 0)", finding)
+                      "[0, 1] includes 0)", finding)
         self.assertNotIn("more than", finding)
+
+    def test_the_locality_runs_counts_stay_within_the_possible_difference(self):
+        # The 3-seed locality run: the untrained control's linear probe 5, 0, 4 of 5 against window 2's 0, 4, 1.
+        # Welch's interval of the difference 1.333 was [-4.183, 6.85], past the largest possible difference, 5;
+        # the bootstrap's is [min 0 - max 4, max 5 - min 0] = [-4, 5].
+        finding = control_finding(trained=[0, 4, 1], control=[5, 0, 4])
+        self.assertIn("in 3 of 5 galaxies on average over 3 seeds, at least as many as any trained model (at best T: "
+                      "1.667; difference 1.333, 95% interval [-4, 5] includes 0)", finding)
 
     def test_a_control_below_a_trained_model_or_at_zero_is_not_a_finding(self):
         trained = model("T", [1, 2, 3], [0.1] * 3, [0.1] * 3, newton=[3, 4, 3])

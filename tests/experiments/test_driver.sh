@@ -403,7 +403,7 @@ for kind, name in labels.items():
         xs = list(per_seed.values())
         mean, sd = statistics.fmean(xs), statistics.stdev(xs)
         each = "; ".join(f"seed {s}: {fmt(v)}" for s, v in per_seed.items())
-        line = f"| {name} | {quantity} | {fmt(mean)} ± {fmt(sd)} | 3 of 3 | {each} |"
+        line = f"| {name} | {quantity} | {fmt(mean)} (SD {fmt(sd)}) | 3 of 3 | {each} |"
         assert line in md, f"summary row missing: {line}"
     assert len(set(values["final validation loss (nats)"].values())) == 3, "the seeds' values do not differ"
     # The answer's sentence weighs the 1-step difference by the 95% t interval of the per-seed differences

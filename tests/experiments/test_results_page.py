@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Tests of the results pages (experiments/report.py --results-page, experiments/lib/results_page.py) on a
 hand-made run folder whose numbers are known: the answer table's intervals, the Welch interval of a
-difference, the provenance read from the records or said to be missing, and that the run folder is only read.
+difference, the provenance read from the records or said to be missing, and that the run folder is only read;
+and of the intervals themselves (experiments/lib/seedstats.py): the t quantiles, Welch's interval, and the seed
+bootstrap of bounded quantities, checked against an independent numpy enumeration of every resample.
 
 usage: test_results_page.py PYTHON   (exit 0 when every test passes)
 """
+import itertools
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -88,6 +92,67 @@ class Statistics(unittest.TestCase):
         self.assertAlmostEqual(hi, -0.4 + half, places=3)
         self.assertIsNone(seedstats.welch([1.0], [1.0, 2.0]))
 
+    def test_a_count_gets_the_bootstrap_and_stays_in_its_range(self):
+        # 5, 0, 4 Newton galaxies of 5 (the locality run's untrained linear probe): mean 3, standard error
+        # sqrt(7/3) / sqrt(3) = 1.528, t interval 3 +- 4.303 * 1.528 = [-3.572, 9.572], outside [0, 5].
+        _, lo, hi = seedstats.mean_interval([5, 0, 4])
+        self.assertAlmostEqual(lo, -3.572, places=3)
+        self.assertAlmostEqual(hi, 9.572, places=3)
+        # The bootstrap at 3 seeds: each tail 6.8e-8 of 27 equally likely resamples, so the span [0, 5].
+        self.assertEqual(seedstats.mean_ci([5, 0, 4], seedstats.out_of(5)), (3.0, 0.0, 5.0, "bootstrap"))
+        # The difference to window 2's 0, 4, 1: Welch [-4.183, 6.85] passes 5; the bootstrap [0 - 4, 5 - 0].
+        self.assertAlmostEqual(seedstats.welch([5, 0, 4], [0, 4, 1])[2], 6.850, places=3)
+        d = seedstats.difference_ci([5, 0, 4], [0, 4, 1], seedstats.out_of(5))
+        self.assertEqual((d.low, d.high, d.method), (-4.0, 5.0, "bootstrap"))
+        self.assertAlmostEqual(d.estimate, 4 / 3)
+
+    def test_the_method_follows_the_range(self):
+        xs, ys = [0.9, 0.95, 0.99], [0.5, 0.6, 0.7]
+        self.assertEqual(seedstats.mean_ci(xs).method, "t")
+        for bounds in (seedstats.out_of(5), seedstats.PASS, seedstats.R2, seedstats.NONNEGATIVE):
+            self.assertEqual(seedstats.mean_ci(xs, bounds).method, "bootstrap")
+        # a difference is bounded on both sides only where the quantity is: counts and passes
+        self.assertEqual(seedstats.difference_ci(xs, ys, seedstats.out_of(5)).method, "bootstrap")
+        self.assertEqual(seedstats.difference_ci(xs, ys, seedstats.PASS).method, "bootstrap")
+        for bounds in (seedstats.UNBOUNDED, seedstats.R2, seedstats.NONNEGATIVE):
+            self.assertEqual(seedstats.difference_ci(xs, ys, bounds).method, "Welch")
+        # R² 0.9, 0.95, 0.99: the t interval's upper end passes 1, the bootstrap's is the largest seed's
+        self.assertGreater(seedstats.mean_interval(xs)[2], 1)
+        r2 = seedstats.mean_ci(xs, seedstats.R2)
+        self.assertAlmostEqual(r2.low, 0.9)
+        self.assertAlmostEqual(r2.high, 0.99)
+
+    def test_the_bootstrap_agrees_with_numpy_over_every_resample(self):
+        # 5 seeds against 5: every one of the 5^5 resamples of each, and each of the 5^10 pairs, enumerated by
+        # numpy here; the interval is numpy's inverted-CDF quantile at the expanded tail Phi(-sqrt(5/4) t_4), t_4 =
+        # 2.7764 from a printed table (Hesterberg 2015). This test's tail is its own computation.
+        import numpy as np
+        a, b = [3, 1, 4, 1, 5], [2, 0, 0, 1, 3]
+        tail = statistics.NormalDist().cdf(-(5 / 4) ** 0.5 * 2.7764)
+        self.assertAlmostEqual(tail, 0.000954, places=6)
+        index = np.array(list(itertools.product(range(5), repeat=5)))
+        means_a, means_b = np.array(a, float)[index].mean(axis=1), np.array(b, float)[index].mean(axis=1)
+        expected = np.quantile(means_a, [tail, 1 - tail], method="inverted_cdf")
+        got = seedstats.bootstrap_mean(a)
+        self.assertAlmostEqual(got[0], 2.8)
+        self.assertAlmostEqual(got[1], expected[0], places=12)
+        self.assertAlmostEqual(got[2], expected[1], places=12)
+        self.assertEqual((round(got[1], 9), round(got[2], 9)), (1.0, 4.8))  # by numpy, written down
+        differences = np.subtract.outer(means_a, means_b).ravel()
+        expected = np.quantile(differences, [tail, 1 - tail], method="inverted_cdf")
+        got = seedstats.bootstrap_difference(a, b)
+        self.assertAlmostEqual(got[0], 1.6)
+        self.assertAlmostEqual(got[1], expected[0], places=12)
+        self.assertAlmostEqual(got[2], expected[1], places=12)
+
+    def test_many_seeds_are_resampled_the_same_way_every_time(self):
+        # 12 seeds: more multisets than EXACT_LIMIT, so MONTE_CARLO resamples from a fixed seed.
+        xs = [0, 1, 1, 2, 3, 5, 0, 0, 4, 5, 2, 1]
+        self.assertGreater(seedstats._multisets(len(xs)), seedstats.EXACT_LIMIT)
+        first, second = seedstats.mean_ci(xs, seedstats.out_of(5)), seedstats.mean_ci(xs, seedstats.out_of(5))
+        self.assertEqual(first, second)
+        self.assertTrue(0 <= first.low < first.estimate < first.high <= 5, first)
+
 
 class Page(unittest.TestCase):
     def setUp(self):
@@ -115,9 +180,11 @@ class Page(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(listing(run), before, "the run folder was written to")
         self.assertIn("<!-- answer-table run-3 seeds=3 -->", text)
-        # 0.5 ± 4.303 * 0.1 / sqrt(3) = 0.248
-        self.assertIn("| model A [a] | 3 | 1 of 3 | 0.5 ± 0.248 |", text)
-        self.assertIn("| model B [b] | 3 | 0 of 3 | 0.9 ± 0.248 |", text)
+        # the 1-step ratio is at least 0: the bootstrap, at 3 seeds the span of the seeds
+        self.assertIn("| model A [a] | 3 | 1 of 3 | 0.5 [0.4, 0.6] |", text)
+        self.assertIn("| model B [b] | 3 | 0 of 3 | 0.9 [0.8, 1] |", text)
+        # the exponents -2, -1.99, -1.98 have no bound: Student's t, -1.99 +- 4.303 * 0.01 / sqrt(3) = 0.0248
+        self.assertIn("| -1.99 [-2.01, -1.97] over seeds |", text)
         self.assertIn("| a − b | 1-step ratio | -0.4 | [-0.627, -0.173] | yes |", text)
         self.assertIn("| command | `bash experiments/demo.sh --seeds 3` |", text)
         self.assertIn("| commit (driver and configs) | aaaaaaa |", text)
