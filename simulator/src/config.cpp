@@ -152,6 +152,8 @@ const ConfigSchema<SimulationConfig>& simulation_schema() {
           .key("planet_mass_max", &S::planet_mass_max, "Msun", Range::greater_than(0))
           .key("star_mass_min", &S::star_mass_min, "Msun; star masses uniform", Range::greater_than(0))
           .key("star_mass_max", &S::star_mass_max, "Msun", Range::greater_than(0))
+          .key("star_mass_log_uniform", &S::star_mass_log_uniform,
+               "star masses log-uniform in [star_mass_min, star_mass_max] instead of uniform")
           .key("two_body_masses", &S::two_body_masses,
                "both masses uniform in [pair_mass_min, pair_mass_max], the heavier is the star")
           .key("pair_mass_min", &S::pair_mass_min, "Msun (two_body_masses)", Range::greater_than(0))

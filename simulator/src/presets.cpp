@@ -119,7 +119,8 @@ SampledSystem sample_system(const SimulationConfig& config, std::int64_t index, 
     star_mass = std::max(m1, m2);
     masses[0] = std::min(m1, m2);
   } else {
-    star_mass = rng.uniform(config.star_mass_min, config.star_mass_max);
+    star_mass = config.star_mass_log_uniform ? rng.log_uniform(config.star_mass_min, config.star_mass_max)
+                                             : rng.uniform(config.star_mass_min, config.star_mass_max);
     for (auto& m : masses) m = rng.log_uniform(config.planet_mass_min, config.planet_mass_max);
   }
   std::vector<OrbitalElements> planets(n_planets);

@@ -53,6 +53,37 @@ TEST(Sampling, VafaPaperDistributions) {
   for (int p = 1; p <= 10; ++p) EXPECT_NEAR(planets_seen[p], n / 10, 90) << p;
 }
 
+// A star whose mass must be inferred from the track (docs/design.md, the attention axis): log-uniform over
+// 0.25-4 Msun puts half the stars below the geometric mean 1 Msun and log(m) uniform; uniform over the same
+// range puts only (1 - 0.25) / 3.75 = 20% below 1 Msun.
+TEST(Sampling, StarMassesLogUniformWhenAsked) {
+  SimulationConfig config = preset_defaults("vafa-paper");
+  config.seed = 11;
+  config.star_mass_min = 0.25;
+  config.star_mass_max = 4.0;
+  for (const bool log_uniform : {true, false}) {
+    config.star_mass_log_uniform = log_uniform;
+    const int n = 4000;
+    double below_one = 0, log_sum = 0, log_square_sum = 0;
+    for (int k = 0; k < n; ++k) {
+      const double m = sample_system(config, k, 0).initial.mass.back();
+      ASSERT_GE(m, 0.25);
+      ASSERT_LE(m, 4.0);
+      below_one += m < 1.0;
+      log_sum += std::log(m);
+      log_square_sum += std::log(m) * std::log(m);
+    }
+    if (log_uniform) {
+      // ln m ~ U(-ln 4, ln 4): mean 0, variance (2 ln 4)^2 / 12.
+      EXPECT_NEAR(below_one / n, 0.5, 0.03);
+      EXPECT_NEAR(log_sum / n, 0.0, 0.04);
+      EXPECT_NEAR(log_square_sum / n, std::pow(2 * std::log(4.0), 2) / 12, 0.05);
+    } else {
+      EXPECT_NEAR(below_one / n, 0.2, 0.03);
+    }
+  }
+}
+
 TEST(Sampling, DrawsDependOnSeedIndexAndAttemptOnly) {
   SimulationConfig config = preset_defaults("vafa-paper");
   const auto a = sample_system(config, 12, 0), b = sample_system(config, 12, 0);
@@ -119,8 +150,9 @@ TEST(SimulationConfig, RejectsBadValuesWithNamedKey) {
             std::string::npos);
   EXPECT_NE(message({{"star_mass_min", -1.0}}).find("star_mass_min must be greater than 0 (got -1)"),
             std::string::npos);
-  EXPECT_NE(message({{"integrator", "euler"}}).find("integrator must be one of: rkf78, bulirsch-stoer, symplectic, "
-                                                     "kepler (got 'euler')"),
+  EXPECT_NE(message({{"integrator", "euler"}})
+                .find("integrator must be one of: rkf78, bulirsch-stoer, symplectic, "
+                      "kepler (got 'euler')"),
             std::string::npos);
   EXPECT_NE(message({{"no_such_key", 1}}).find("unknown key 'no_such_key'"), std::string::npos);
   const Json hyperbolic = {{"preset", "custom"}, {"planets", {planet(1e-3, 1.0, 1.0)}}};

@@ -37,7 +37,8 @@ struct SimulationConfig {
   double a_min = 0.3, a_max = 42.0;                       // AU, uniform
   double e_alpha = 0.867, e_beta = 3.03, e_max = 0.95;    // Beta(alpha, beta), redrawn while e >= e_max
   double planet_mass_min = 1e-7, planet_mass_max = 1e-3;  // Msun, log-uniform
-  double star_mass_min = 0.5, star_mass_max = 5.0;        // Msun, uniform
+  double star_mass_min = 0.5, star_mass_max = 5.0;        // Msun, uniform (log-uniform if the flag is set)
+  bool star_mass_log_uniform = false;
   bool two_body_masses =
       false;  // two-body preset: both masses U(pair_mass_min, pair_mass_max), heavier = star
   double pair_mass_min = 1e-4, pair_mass_max = 1.01e-2;
