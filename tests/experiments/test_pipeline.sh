@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of the experiment scripts on the real orbitlaw binary, at --smoke size.
 #
-# usage: test_pipeline.sh quickstart|interrupt|jobs|shards|vafa-slice|paper|gpu-study|locality|learned-gravity ORBITLAW PYTHON
+# usage: test_pipeline.sh quickstart|interrupt|jobs|shards|vafa-slice|paper|gpu-study|locality|learned-gravity|attention-axis ORBITLAW PYTHON
 #
 #   quickstart  quickstart --smoke into a temp folder; the report exists, is complete and quotes this run; every
 #               model's eval measured the behaviour, and the script ends by printing the verdict tables
@@ -17,6 +17,8 @@
 #   gpu-study   gpu-study --smoke on the CPU (the one-call GPU study at tiny size)
 #   locality    locality --smoke: seven attention kinds, an untrained control and a k = 2.5 universe, probed
 #               for the acceleration, with the probe controls (raw input, 1/r^2.5 labels)
+#   attention-axis   attention-axis --smoke on five of its models: both regimes, the mass transplant where the
+#               star's mass varies
 #   learned-gravity  learned-gravity --smoke: every model's eval measured its own predictions' behaviour
 #               (ladder, transplant, verdict, law search on a_impl) and wrote its predictions file; the report's
 #               answer opens with the behavioural tables
@@ -215,6 +217,25 @@ report = open(os.path.join(run, "report", "report.md")).read()
 # The report opens with the experiment's closing lines and a figure: check_report.py checks that for every
 # scenario; here, that this experiment's opening is its behavioural answer.
 assert report.index("## Answer\n") < report.index("- control: window 2 after one training step") < report.index("![")
+PY
+    ;;
+  attention-axis)
+    # A kind of each attention family and both regimes; every kind is a config entry like these.
+    experiment attention-axis --models window-48,ssmax,sigmoid,lssar-p3-mass,untrained-mass
+    "$python" - "$run" <<'PY' || fail "attention-axis behaviour"
+import glob, json, os, sys
+run = sys.argv[1]
+evals = sorted(glob.glob(os.path.join(run, "models", "*", "eval.json")))
+assert [os.path.basename(os.path.dirname(p)) for p in evals] == [
+    "lssar-p3-mass", "sigmoid", "ssmax", "untrained-mass", "window-48"], evals
+for path in evals:
+    b = json.load(open(path))["behaviour"]
+    assert b["available"] and not b["verdict"]["learned"], (path, b["verdict"])
+    varies = os.path.basename(os.path.dirname(path)).endswith("-mass")
+    assert (b["mass_transplant"] is not None) == varies, (path, b["mass_transplant"])
+# The mass regime's datasets draw the star's mass log-uniform over 0.25-4 Msun.
+config = json.load(open(os.path.join(run, "experiment.json")))["datasets"]["train-mass"]
+assert (config["star_mass_min"], config["star_mass_max"], config["star_mass_log_uniform"]) == (0.25, 4.0, True)
 PY
     ;;
   gpu-study)
