@@ -19,6 +19,8 @@
 #include "orbitlaw/model/attention_kinds.hpp"
 #include "orbitlaw/model/device.hpp"
 #include "orbitlaw/probe.hpp"
+#include "orbitlaw/probe/kepler_elements.hpp"
+#include "orbitlaw/probe/kepler_probe.hpp"
 #include "orbitlaw/probe/model_probes.hpp"
 #include "probe_progress.hpp"
 #include "run_config.hpp"
@@ -213,6 +215,17 @@ void run_model_probes(const ProbeRunConfig& c, const Budget& budget, const model
   }
   if (asks_for(c, "raw_input") || asks_for(c, "raw_input_vector"))
     run_raw_input_probes(c, model, data, dataset, encoded, predictions, details, log);
+  if (asks_for(c, detail::kKeplerProbe)) {
+    // The data's own elements even under a label control: the control replaces force labels only.
+    const int n_bodies = data.read_system(dataset.train.system.front()).n_bodies;
+    KeplerProbeResult result = kepler_probe(model, encoded, dataset.train, dataset.validation, test_inputs,
+                                            n_bodies, c.linear, c.raw_input);
+    result.score(kepler_elements(dataset.test));  // after every choice is made
+    details[detail::kKeplerProbe] = result.json();
+    details[detail::kKeplerProbe]["options"] = {{"linear", c.linear.to_json()},
+                                                {"raw_input", c.raw_input.to_json()}};
+    log(result.log_line());
+  }
   if (asks_for(c, "finetune")) {
     FineTuneOptions finetune = c.finetune;
     finetune.time_limit_seconds = budget.cap(c.finetune.time_limit_seconds, kModelProbeShare);
@@ -246,8 +259,9 @@ Predictions compute_predictions(const ProbeRunConfig& c, const Budget& budget,
   predictions.nearest_train_distance = knn.nearest_distance(dataset.test);
   Json details = Json::object();
   run_oracle_probes(c, dataset, knn, predictions, details);
-  if (model && (asks_for(c, "finetune") || asks_for(c, "linear") || asks_for(c, "linear_vector") ||
-                asks_for(c, "raw_input") || asks_for(c, "raw_input_vector"))) {
+  if (model &&
+      (asks_for(c, "finetune") || asks_for(c, "linear") || asks_for(c, "linear_vector") ||
+       asks_for(c, "raw_input") || asks_for(c, "raw_input_vector") || asks_for(c, detail::kKeplerProbe))) {
     run_model_probes(c, budget, *model, data, dataset, predictions, details, log);
     std::vector<std::pair<std::string, Eigen::VectorXd>> ordered;
     for (const auto& name : detail::known_probes()) {

@@ -32,16 +32,17 @@ std::string joined(const std::vector<std::string>& names) {
 // The raw-input probes read no hidden state, but the model's tokenizer and head decide what its input is.
 bool needs_model(const std::string& probe) {
   return probe == "finetune" || probe == "linear" || probe == "linear_vector" || probe == "raw_input" ||
-         probe == "raw_input_vector";
+         probe == "raw_input_vector" || probe == kKeplerProbe;
 }
 
-// With a model and no 'probes' key: every probe but linear_vector and the raw-input controls, which are asked
-// for by name (their vector targets suit the acceleration probes of the locality experiment, docs/design.md
-// section 6b).
+// With a model and no 'probes' key: every probe but linear_vector, the raw-input controls and kepler, which
+// are asked for by name (their vector targets suit the acceleration probes of the locality experiment,
+// docs/design.md section 6b; kepler's targets are orbital elements, not the force).
 std::vector<std::string> default_model_probes() {
   std::vector<std::string> names;
   for (const auto& p : known_probes())
-    if (p != "linear_vector" && p != "raw_input" && p != "raw_input_vector") names.push_back(p);
+    if (p != "linear_vector" && p != "raw_input" && p != "raw_input_vector" && p != kKeplerProbe)
+      names.push_back(p);
   return names;
 }
 
@@ -184,11 +185,18 @@ LawSearchOptions at_probe_budget(LawSearchOptions options, int threads) {
 }
 
 // The law-search keys given in the "sr" section apply to every protocol; a protocol's own section wins.
+// kepler predicts orbital elements, not the force, so it has no law search and is left out of the default.
 void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
-  c.sr_probes = s.get("probes", c.probes);
+  std::vector<std::string> force_probes;
+  for (const auto& p : c.probes)
+    if (p != kKeplerProbe) force_probes.push_back(p);
+  c.sr_probes = s.get("probes", force_probes);
   for (const auto& p : c.sr_probes) {
     if (!contains(c.probes, p))
       throw Error("probe config: sr.probes names '" + p + "', which is not among 'probes'");
+    if (p == kKeplerProbe)
+      throw Error(
+          "probe config: sr.probes names 'kepler', whose predictions are orbital elements, not forces");
   }
   const auto protocols = s.get("protocols", std::vector<std::string>{"published", "extended"});
   const auto& schema = law_search_schema();
@@ -224,9 +232,9 @@ void read_law_searches(ConfigReader& s, ProbeRunConfig& c) {
 }  // namespace
 
 const std::vector<std::string>& known_probes() {
-  static const std::vector<std::string> names = {"finetune",  "linear",           "linear_vector",
-                                                 "raw_input", "raw_input_vector", "knn",
-                                                 "knn_log",   "newton",           "random"};
+  static const std::vector<std::string> names = {
+      "finetune", "linear",  "linear_vector", "raw_input", "raw_input_vector",
+      "knn",      "knn_log", "newton",        "random",    kKeplerProbe};
   return names;
 }
 
@@ -276,11 +284,11 @@ const ConfigSchema<ProbeRunConfig>& ProbeRunConfig::schema() {
 std::vector<KeyDoc> ProbeRunConfig::keys() {
   ProbeRunConfig defaults;
   auto docs = schema().keys(defaults);
-  docs.push_back(KeyDoc{"probes", "list of strings", "every probe but linear_vector and raw_input*",
+  docs.push_back(KeyDoc{"probes", "list of strings", "every probe but linear_vector, raw_input* and kepler",
                         "of: " + schema_detail::join_choices(known_probes()),
                         "the probes run (with --oracle-only: knn, knn_log, newton, random)"});
-  docs.push_back(
-      {"sr.probes", "list of strings", "probes", "", "the probes whose predictions get law searches"});
+  docs.push_back({"sr.probes", "list of strings", "probes but kepler", "",
+                  "the probes whose predictions get law searches"});
   docs.push_back({"sr.protocols", "list of strings", R"(["published","extended"])", "of: published, extended",
                   "the law-search protocols run"});
   for (auto& d : law_search_schema().keys(at_probe_budget(published_protocol(), 0), "sr.")) {

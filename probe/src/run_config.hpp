@@ -23,7 +23,10 @@ namespace orbitlaw::probe::detail {
 // standardised true state; knn_log: the same on (ln r, ln m1, ln m2), the law's own inputs (a labelled
 // variant, never the default oracle); random: ridge on random features, the negative control; raw_input and
 // raw_input_vector: the linear and linear_vector probes' ridges on the model's input window instead of its
-// hidden states (raw_input_probe.hpp), the control that says what needs no network (asked for by name only).
+// hidden states (raw_input_probe.hpp), the control that says what needs no network (asked for by name only);
+// kepler: linear probes of the orbital elements with their raw-input control (kepler_probe.hpp; by name only,
+// no force predictions: it is reported in probe.json alone).
+inline constexpr const char* kKeplerProbe = "kepler";
 const std::vector<std::string>& known_probes();
 
 struct ProbeRunConfig {
