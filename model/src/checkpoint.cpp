@@ -7,6 +7,7 @@
 
 #include "checkpoint_schema.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/checked_file.hpp"
 
 namespace orbitlaw::model {
 
@@ -129,7 +130,22 @@ void save_checkpoint(const std::string& path, const CheckpointContent& content, 
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   AtomicOutput out(path);
-  archive.save_to(out.temp_path());
+  // LibTorch's own file writer throws a failed write (a full disk) from a destructor: std::terminate. Here
+  // each chunk goes through a checked write; LibTorch is told every chunk was taken, and the first failure
+  // is thrown once it returns.
+  CheckedFile file(out.temp_path(), CheckedFile::Mode::kTruncate, path);
+  std::exception_ptr failure;
+  archive.save_to([&](const void* data, std::size_t size) -> std::size_t {
+    if (failure) return size;
+    try {
+      file.write(data, size);
+    } catch (const Error&) {
+      failure = std::current_exception();
+    }
+    return size;
+  });
+  if (failure) std::rethrow_exception(failure);
+  file.close();
   out.commit();
 }
 

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/checked_file.hpp"
 #include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/common/random.hpp"
 #include "orbitlaw/simulator/dataset.hpp"
@@ -103,18 +104,14 @@ void TokenStore::save(const std::string& path) const {
   std::string text = header.dump();
   text.append((8 - (16 + text.size()) % 8) % 8, ' ');
   AtomicOutput out(path);
-  {
-    std::ofstream file(out.temp_path(), std::ios::binary);
-    const std::uint64_t header_length = text.size();
-    file.write(kTokenFileMagic, 8);
-    file.write(reinterpret_cast<const char*>(&header_length), sizeof header_length);
-    file.write(text.data(), static_cast<std::streamsize>(text.size()));
-    file.write(reinterpret_cast<const char*>(lengths_.data()),
-               static_cast<std::streamsize>(lengths_.size() * sizeof(std::uint32_t)));
-    file.write(reinterpret_cast<const char*>(data_),
-               static_cast<std::streamsize>(size() * rows() * 2 * sizeof(std::uint16_t)));
-    if (!file) throw Error("cannot write pre-tokenized file '" + path + "'");
-  }
+  CheckedFile file(out.temp_path(), CheckedFile::Mode::kTruncate, path);
+  const std::uint64_t header_length = text.size();
+  file.write(kTokenFileMagic, 8);
+  file.write(&header_length, sizeof header_length);
+  file.write(text);
+  file.write(lengths_.data(), lengths_.size() * sizeof(std::uint32_t));
+  file.write(data_, static_cast<std::size_t>(size() * rows() * 2) * sizeof(std::uint16_t));
+  file.close();
   out.commit();
 }
 

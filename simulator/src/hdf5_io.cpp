@@ -1,5 +1,9 @@
 #include "hdf5_io.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "orbitlaw/common/error.hpp"
@@ -33,6 +37,26 @@ Handle attribute(hid_t id, const std::string& what) { return wrap(id, H5Aclose, 
 
 void check(herr_t status, const std::string& what) {
   if (status < 0) throw Error(what);
+}
+
+void check_written(const std::function<herr_t()>& call, const std::string& what) {
+  errno = 0;
+  if (call() >= 0) return;
+  const int error = errno;
+  throw Error(what + ": " + (error != 0 ? std::strerror(error) : "libhdf5 could not write it"));
+}
+
+void closing_failed() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // on_exit handlers run before the shared libraries' destructors (libhdf5's H5close among them).
+    ::on_exit(
+        [](int status, void*) {
+          std::fflush(nullptr);
+          std::_Exit(status);
+        },
+        nullptr);
+  });
 }
 
 namespace {
@@ -167,6 +191,15 @@ Json read_attributes(hid_t object, const std::vector<std::string>& json_keys) {
     }
   }
   return out;
+}
+
+std::string file_name(hid_t object) {
+  const ssize_t length = H5Fget_name(object, nullptr, 0);
+  if (length <= 0) return "(unnamed file)";
+  std::string name(static_cast<std::size_t>(length) + 1, '\0');
+  H5Fget_name(object, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(length));
+  return name;
 }
 
 std::int64_t rows(hid_t dset) {

@@ -5,6 +5,7 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,6 +21,11 @@ using Lock = std::lock_guard<std::recursive_mutex>;
 
 // Turns off HDF5's printing of its error stack; our errors say what failed in one line instead.
 void silence_errors();
+
+// libhdf5 keeps a file it failed to close (its metadata could not be written: a full disk) and then dies by
+// SIGSEGV in its own teardown at exit (H5F__close_cb under H5close), after orbitlaw has reported the error.
+// Once a close has failed, the process therefore ends with its exit status before the libraries' teardown.
+void closing_failed();
 
 class Handle {
  public:
@@ -42,7 +48,7 @@ class Handle {
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
   void reset() {
-    if (id_ >= 0 && closer_) closer_(id_);
+    if (id_ >= 0 && closer_ && closer_(id_) < 0) closing_failed();
     id_ = -1;
   }
 
@@ -60,6 +66,9 @@ Handle plist(hid_t id, const std::string& what);
 Handle datatype(hid_t id, const std::string& what);
 Handle attribute(hid_t id, const std::string& what);
 void check(herr_t status, const std::string& what);
+// Runs a call that writes to a file (H5Dwrite, H5Fflush, ...) and throws Error("<what>: <reason>") when it
+// fails, the reason read from errno, which libhdf5 leaves as the failed system call set it (a full disk).
+void check_written(const std::function<herr_t()>& call, const std::string& what);
 
 // Root (or any object's) attributes.
 void write_attribute(hid_t object, const std::string& name, const std::string& value);
@@ -75,6 +84,9 @@ std::int64_t read_int_attribute(hid_t object, const std::string& name);
 // All attributes of an object as JSON: strings (JSON-valued ones parsed when `json_keys` names them),
 // integers and floats.
 Json read_attributes(hid_t object, const std::vector<std::string>& json_keys);
+
+// The name of the file an object is in.
+std::string file_name(hid_t object);
 
 // Number of rows (first dimension) of a dataset.
 std::int64_t rows(hid_t dset);
