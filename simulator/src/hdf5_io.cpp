@@ -1,17 +1,13 @@
 #include "hdf5_io.hpp"
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
 
+#include "orbitlaw/common/crash_guard.hpp"
 #include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::simulator::h5 {
@@ -53,34 +49,11 @@ void check_written(const std::function<herr_t()>& call, const std::string& what)
 }
 
 void crash_guard(const std::string& path, const std::function<void()>& probe) {
-  static bool in_child = false;
-  if (in_child) return;
-  std::fflush(nullptr);  // the child ends with _exit; nothing buffered may be written twice
-  const pid_t child = ::fork();
-  if (child < 0) return;  // no guard rather than no reading
-  if (child == 0) {
-    in_child = true;
-    // The parent's thread held the library lock at the fork; in the child, where that thread does not exist,
-    // it could never be taken again.
+  orbitlaw::crash_guard(path, "libhdf5", probe, [] {
+    // The parent's thread held the library lock at the fork; in the child, where that thread does not
+    // exist, it could never be taken again.
     new (&library_mutex()) std::recursive_mutex;
-    const rlimit no_core{0, 0};
-    ::setrlimit(RLIMIT_CORE, &no_core);  // a crash here is expected, not worth a core file
-    for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(signal, SIG_DFL);
-    try {
-      probe();
-    } catch (...) {
-      ::_exit(1);
-    }
-    ::_exit(0);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFSIGNALED(status)) {
-    // The signal's number only: its description ("Segmentation fault") reads like the crash itself.
-    throw Error("'" + path + "': libhdf5 crashed reading it (signal " + std::to_string(WTERMSIG(status)) +
-                "); the file is damaged");
-  }
+  });
 }
 
 void closing_failed() {

@@ -85,12 +85,8 @@ std::int64_t read_int_attribute(hid_t object, const std::string& name);
 // integers and floats.
 Json read_attributes(hid_t object, const std::vector<std::string>& json_keys);
 
-// Some damage to a file's metadata (a B-tree address pointing into other data) kills the process by SIGSEGV
-// inside libhdf5 (H5Dopen2's B-tree lookup) before anything can check it. A reader therefore runs `probe`,
-// which opens what the reader is about to open, first in a forked child: a child killed by a signal gives
-// Error("'<path>': libhdf5 crashed reading it (signal N); the file is damaged"). A child that ends
-// normally, with or without an error of its own, lets the caller go on (it meets any error itself). Costs
-// one fork per file opened. Call with the library lock held; nested calls (in the child) run nothing.
+// orbitlaw::crash_guard (common/crash_guard.hpp) for libhdf5: `probe` opens, in a forked child, what a
+// reader is about to open. Call with the library lock held.
 void crash_guard(const std::string& path, const std::function<void()>& probe);
 
 // The name of the file an object is in.
