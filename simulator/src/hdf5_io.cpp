@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -53,19 +52,6 @@ void crash_guard(const std::string& path, const std::function<void()>& probe) {
     // The parent's thread held the library lock at the fork; in the child, where that thread does not
     // exist, it could never be taken again.
     new (&library_mutex()) std::recursive_mutex;
-  });
-}
-
-void closing_failed() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    // on_exit handlers run before the shared libraries' destructors (libhdf5's H5close among them).
-    ::on_exit(
-        [](int status, void*) {
-          std::fflush(nullptr);
-          std::_Exit(status);
-        },
-        nullptr);
   });
 }
 

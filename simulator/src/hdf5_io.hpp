@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/library_teardown.hpp"
 
 namespace orbitlaw::simulator::h5 {
 
@@ -21,11 +22,6 @@ using Lock = std::lock_guard<std::recursive_mutex>;
 
 // Turns off HDF5's printing of its error stack; our errors say what failed in one line instead.
 void silence_errors();
-
-// libhdf5 keeps a file it failed to close (its metadata could not be written: a full disk) and then dies by
-// SIGSEGV in its own teardown at exit (H5F__close_cb under H5close), after orbitlaw has reported the error.
-// Once a close has failed, the process therefore ends with its exit status before the libraries' teardown.
-void closing_failed();
 
 class Handle {
  public:
@@ -48,7 +44,7 @@ class Handle {
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
   void reset() {
-    if (id_ >= 0 && closer_ && closer_(id_) < 0) closing_failed();
+    if (id_ >= 0 && closer_ && closer_(id_) < 0) skip_library_teardown_at_exit();  // a full disk
     id_ = -1;
   }
 

@@ -1,8 +1,8 @@
-// A full disk under each kind of writer: simulate (an HDF5 dataset), train (the checkpoint) and eval (a JSON
-// file) must end with exit 1 and one line naming the file and the reason, and leave no file behind that
-// looks complete (no final file, no temporary one). The disk fills by an LD_PRELOAD shim
-// (full_disk_shim.c), which needs no privileges and so runs everywhere; where a tmpfs can be mounted (root),
-// simulate is also run into a real filesystem that fills up.
+// A full disk under each kind of writer: simulate (an HDF5 dataset), train (the checkpoint), eval (a JSON
+// file) and probe (its own HDF5 writer) must end with exit 1 and one line naming the file and the reason, and
+// leave no file behind that looks complete (no final file, no temporary one). The disk fills by an LD_PRELOAD
+// shim (full_disk_shim.c), which needs no privileges and so runs everywhere; where a tmpfs can be mounted
+// (root), simulate is also run into a real filesystem that fills up.
 #include <gtest/gtest.h>
 #include <sys/mount.h>
 
@@ -137,6 +137,23 @@ TEST_F(FullDiskTest, EvalEndsWithOneLineAndNoJson) {
     EXPECT_EQ(files_in(dir).count("eval.json"), 0u);
     for (const auto& name : files_in(dir)) EXPECT_EQ(name.find(".partial-"), std::string::npos) << name;
   }
+}
+
+TEST_F(FullDiskTest, ProbeEndsWithOneLineAndNoPredictions) {
+  const auto dir = folder("probe");
+  orbitlaw::test::CommandResult r;
+  {
+    // Room for probe.progress.json, not for predictions.h5 (its own HDF5 writer).
+    FullDisk full(dir, 20000);
+    r = run_orbitlaw("probe --oracle-only --data " + dataset() + " --out " + dir + "/p");
+  }
+  EXPECT_EQ(r.exit_code, 1) << r.output;  // not a signal: libhdf5's teardown is skipped after a failed close
+  const std::string last = r.output.substr(r.output.rfind('\n', r.output.size() - 2) + 1);
+  EXPECT_EQ(last, "orbitlaw: error: cannot write predictions file '" + dir +
+                      "/p/predictions.h5': No space left on device\n")
+      << r.output;
+  EXPECT_EQ(r.output.find("orbitlaw: error:"), r.output.size() - last.size()) << "one error line only";
+  EXPECT_EQ(files_in(dir), (std::set<std::string>{"p/.orbitlaw.lock", "p/probe.progress.json"}));
 }
 
 // The same as SimulateEndsWithOneLineAndNoDataset on a real filesystem that fills up: a tmpfs of 8 MB
