@@ -5,9 +5,9 @@
 
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
+#include "orbitlaw/common/checked_file.hpp"
 #include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw {
@@ -65,13 +65,9 @@ void AtomicOutput::commit() {
 
 void write_text_atomic(const std::string& path, const std::string& content) {
   AtomicOutput out(path);
-  {
-    std::ofstream file(out.temp_path(), std::ios::binary);
-    if (!file) throw Error("cannot write '" + out.temp_path() + "'");
-    file << content;
-    file.flush();
-    if (!file) throw Error("failed writing '" + out.temp_path() + "'");
-  }
+  CheckedFile file(out.temp_path(), CheckedFile::Mode::kTruncate, path);
+  file.write(content);
+  file.close();
   out.commit();
 }
 

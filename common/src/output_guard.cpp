@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/checked_file.hpp"
 #include "orbitlaw/common/config.hpp"
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/provenance.hpp"
@@ -279,9 +280,9 @@ void OutputGuard::acquire(const std::string& lock_path, const std::string& what,
              {"command_line", one_line(command_line().empty() ? command_ : command_line())}}
             .dump() +
         "\n";
-    if (::ftruncate(fd, 0) != 0 ||
-        ::write(fd, holder.data(), holder.size()) != static_cast<ssize_t>(holder.size()))
+    if (::ftruncate(fd, 0) != 0)
       throw Error("cannot write the lock file '" + lock_path + "': " + std::strerror(errno));
+    write_all(fd, holder.data(), holder.size(), "the lock file '" + lock_path + "'");
     locks_.push_back(std::move(lock));
     return;
   }

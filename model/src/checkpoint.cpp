@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <mutex>
 
+#include "checkpoint_schema.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/checked_file.hpp"
 
 namespace orbitlaw::model {
 
@@ -44,16 +46,18 @@ CheckpointContent open_checkpoint(const std::string& path, torch::serialize::Inp
     throw Error("checkpoint '" + path + "' has an unsupported version (this build reads version " +
                 std::to_string(kCheckpointVersion) + ")");
   CheckpointContent content;
+  // Read outside the try: a missing or unparsable record has its own message, not "an invalid config".
+  const Json model = parse_record(read_string(archive, "model_config", path), "model", path);
+  const Json tokenizer = parse_record(read_string(archive, "tokenizer_config", path), "tokenizer", path);
   try {
-    content.model =
-        ModelConfig::from_json(parse_record(read_string(archive, "model_config", path), "model", path));
-    content.tokenizer = TokenizerConfig::from_json(
-        parse_record(read_string(archive, "tokenizer_config", path), "tokenizer", path));
+    content.model = ModelConfig::from_json(model);
+    content.tokenizer = TokenizerConfig::from_json(tokenizer);
   } catch (const Error& e) {
     throw Error("checkpoint '" + path + "' holds an invalid config: " + e.what());
   }
   content.train_state = parse_record(read_string(archive, "train_state", path), "train_state", path);
   content.provenance = parse_record(read_string(archive, "provenance", path), "provenance", path);
+  detail::check_checkpoint_records(content, path);
   return content;
 }
 
@@ -70,16 +74,32 @@ std::string first_difference(const Json& a, const Json& b) {
   return "";
 }
 
+// Restores one module-like record (the model or the optimizer); `check` sees the stored record first.
 void load_module(torch::serialize::InputArchive& archive, const std::string& key, const std::string& path,
-                 const std::function<void(torch::serialize::InputArchive&)>& load) {
+                 const std::function<void(torch::serialize::InputArchive&)>& load,
+                 const std::function<void(torch::serialize::InputArchive&)>& check = nullptr) {
   torch::serialize::InputArchive sub;
   if (!archive.try_read(key, sub)) throw Error("checkpoint '" + path + "' has no '" + key + "' record");
+  if (check) check(sub);
   try {
     load(sub);
   } catch (const c10::Error& e) {
     std::string what = e.what_without_backtrace();
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
     throw Error("checkpoint '" + path + "': cannot restore its " + key + ": " + what);
+  }
+}
+
+// Restores torch's CPU generator; a stored state of another size is refused by LibTorch with a backtrace.
+void restore_rng_state(torch::serialize::InputArchive& archive, const std::string& path) {
+  torch::Tensor rng;
+  if (!archive.try_read("rng_state", rng)) return;
+  auto generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  try {
+    generator.set_state(rng);
+  } catch (const c10::Error&) {
+    throw Error("checkpoint '" + path + "': its 'rng_state' record is not a CPU generator state");
   }
 }
 
@@ -110,7 +130,22 @@ void save_checkpoint(const std::string& path, const CheckpointContent& content, 
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   AtomicOutput out(path);
-  archive.save_to(out.temp_path());
+  // LibTorch's own file writer throws a failed write (a full disk) from a destructor: std::terminate. Here
+  // each chunk goes through a checked write; LibTorch is told every chunk was taken, and the first failure
+  // is thrown once it returns.
+  CheckedFile file(out.temp_path(), CheckedFile::Mode::kTruncate, path);
+  std::exception_ptr failure;
+  archive.save_to([&](const void* data, std::size_t size) -> std::size_t {
+    if (failure) return size;
+    try {
+      file.write(data, size);
+    } catch (const Error&) {
+      failure = std::current_exception();
+    }
+    return size;
+  });
+  if (failure) std::rethrow_exception(failure);
+  file.close();
   out.commit();
 }
 
@@ -127,18 +162,14 @@ CheckpointContent load_checkpoint(const std::string& path, const CheckpointConte
     throw Error("checkpoint '" + path + "' does not match the model config: " + diff);
   if (auto diff = first_difference(content.tokenizer.to_json(), expected.tokenizer.to_json()); !diff.empty())
     throw Error("checkpoint '" + path + "' does not match the tokenizer config: tokenizer." + diff);
-  load_module(archive, "model", path, [&](torch::serialize::InputArchive& a) { model->load(a); });
+  load_module(
+      archive, "model", path, [&](torch::serialize::InputArchive& a) { model->load(a); },
+      [&](torch::serialize::InputArchive& a) { detail::check_module_tensors(*model, a, path); });
   if (optimizer) {
     load_module(archive, "optimizer", path, [&](torch::serialize::InputArchive& a) { optimizer->load(a); });
+    detail::check_optimizer_state(*optimizer, path);
   }
-  if (restore_rng) {
-    torch::Tensor rng;
-    if (archive.try_read("rng_state", rng)) {
-      auto generator = at::detail::getDefaultCPUGenerator();
-      std::lock_guard<std::mutex> lock(generator.mutex());
-      generator.set_state(rng);
-    }
-  }
+  if (restore_rng) restore_rng_state(archive, path);
   return content;
 }
 

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/checked_file.hpp"
 #include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/common/random.hpp"
 #include "orbitlaw/simulator/dataset.hpp"
@@ -103,20 +104,90 @@ void TokenStore::save(const std::string& path) const {
   std::string text = header.dump();
   text.append((8 - (16 + text.size()) % 8) % 8, ' ');
   AtomicOutput out(path);
-  {
-    std::ofstream file(out.temp_path(), std::ios::binary);
-    const std::uint64_t header_length = text.size();
-    file.write(kTokenFileMagic, 8);
-    file.write(reinterpret_cast<const char*>(&header_length), sizeof header_length);
-    file.write(text.data(), static_cast<std::streamsize>(text.size()));
-    file.write(reinterpret_cast<const char*>(lengths_.data()),
-               static_cast<std::streamsize>(lengths_.size() * sizeof(std::uint32_t)));
-    file.write(reinterpret_cast<const char*>(data_),
-               static_cast<std::streamsize>(size() * rows() * 2 * sizeof(std::uint16_t)));
-    if (!file) throw Error("cannot write pre-tokenized file '" + path + "'");
-  }
+  CheckedFile file(out.temp_path(), CheckedFile::Mode::kTruncate, path);
+  const std::uint64_t header_length = text.size();
+  file.write(kTokenFileMagic, 8);
+  file.write(&header_length, sizeof header_length);
+  file.write(text);
+  file.write(lengths_.data(), lengths_.size() * sizeof(std::uint32_t));
+  file.write(data_, static_cast<std::size_t>(size() * rows() * 2) * sizeof(std::uint16_t));
+  file.close();
   out.commit();
 }
+
+namespace {
+
+[[noreturn]] void refuse_token_file(const std::string& path, const std::string& what) {
+  throw Error("pre-tokenized file '" + path + "' " + what);
+}
+
+// The header's records, each required and of its type; the tokenizer must be a valid one and agree with
+// the row count the header states.
+TokenizerConfig read_token_header(const std::string& path, const char* text, std::uint64_t length,
+                                  std::int64_t& sequences) {
+  Json header;
+  try {
+    header = Json::parse(std::string(text, length));
+  } catch (const Json::parse_error&) {
+    refuse_token_file(path, "has a corrupt header");
+  }
+  if (!header.is_object()) refuse_token_file(path, "has a corrupt header (not a JSON object)");
+  if (header.value("format", Json()) != kTokenFormat || header.value("version", Json()) != 1)
+    refuse_token_file(path, "has an unknown format or version");
+  for (const char* key : {"tokenizer", "sequences", "rows"})
+    if (!header.contains(key))
+      refuse_token_file(path, std::string("has no '") + key + "' record in its header");
+  TokenizerConfig tokenizer;
+  try {
+    tokenizer = TokenizerConfig::from_json(header.at("tokenizer"));
+  } catch (const Error& e) {
+    refuse_token_file(path, std::string("holds an invalid tokenizer: ") + e.what());
+  }
+  const Json& n = header.at("sequences");
+  if (!n.is_number_integer() || n < 0 || n > std::numeric_limits<std::int32_t>::max())
+    refuse_token_file(path, "has a 'sequences' record that is not a count (" + n.dump() + ")");
+  if (header.at("rows") != tokenizer.rows)
+    refuse_token_file(path, "records " + header.at("rows").dump() + " rows, but its tokenizer has " +
+                                std::to_string(tokenizer.rows));
+  sequences = n.get<std::int64_t>();
+  return tokenizer;
+}
+
+// Every sequence as the tokenizer writes it: a length in 1..rows, the cadence token in both channels of row
+// 0, coordinate bins up to the length and the pad token after it. A token beyond the vocabulary would
+// otherwise reach the embedding (a C++ backtrace), and one in the wrong place would train on nonsense.
+void check_token_sequences(const std::string& path, const TokenizerConfig& tokenizer,
+                           const std::vector<std::uint32_t>& lengths, const std::uint16_t* data) {
+  const int rows = tokenizer.rows;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const std::string sequence = "sequence " + std::to_string(i);
+    if (lengths[i] < 1 || lengths[i] > static_cast<std::uint32_t>(rows))
+      refuse_token_file(path, "gives " + sequence + " the length " + std::to_string(lengths[i]) +
+                                  ", outside 1.." + std::to_string(rows));
+    const std::uint16_t* t = data + i * rows * 2;
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < 2; ++c) {
+        const std::int64_t token = t[2 * r + c];
+        const bool ok = r == 0 ? token == tokenizer.week_token() || token == tokenizer.half_year_token()
+                        : r < static_cast<int>(lengths[i]) ? token < tokenizer.bins
+                                                           : token == tokenizer.pad_token();
+        if (ok) continue;
+        const std::string where = sequence + " row " + std::to_string(r) + (c == 0 ? " x" : " y");
+        if (token >= tokenizer.vocab())
+          refuse_token_file(path, "holds token " + std::to_string(token) + " at " + where +
+                                      ", beyond the vocabulary (" + std::to_string(tokenizer.vocab()) +
+                                      " tokens)");
+        refuse_token_file(path, "holds token " + std::to_string(token) + " at " + where + ", where only " +
+                                    (r == 0                             ? "a cadence token"
+                                     : r < static_cast<int>(lengths[i]) ? "a coordinate bin"
+                                                                        : "the pad token") +
+                                    " may be");
+      }
+    }
+  }
+}
+
+}  // namespace
 
 TokenStore TokenStore::open(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY);
@@ -129,32 +200,32 @@ TokenStore TokenStore::open(const std::string& path) {
   ::close(fd);
   if (mapping->address == MAP_FAILED) mapping->address = nullptr;
   const auto* bytes = static_cast<const char*>(mapping->address);
-  if (!bytes || std::memcmp(bytes, kTokenFileMagic, 8) != 0)
+  if (!bytes) {
+    if (is_token_file(path))
+      refuse_token_file(path, "is truncated (" + std::to_string(mapping->size) + " bytes)");
+    throw Error("'" + path + "' is not a pre-tokenized orbitlaw file");
+  }
+  if (std::memcmp(bytes, kTokenFileMagic, 8) != 0)
     throw Error("'" + path + "' is not a pre-tokenized orbitlaw file");
   std::uint64_t header_length = 0;
   std::memcpy(&header_length, bytes + 8, sizeof header_length);
-  if (16 + header_length > mapping->size) throw Error("pre-tokenized file '" + path + "' is truncated");
-  Json header;
-  try {
-    header = Json::parse(std::string(bytes + 16, header_length));
-  } catch (const Json::parse_error&) {
-    throw Error("pre-tokenized file '" + path + "' has a corrupt header");
-  }
-  if (header.value("format", "") != kTokenFormat || header.value("version", 0) != 1)
-    throw Error("pre-tokenized file '" + path + "' has an unknown format or version");
+  if (header_length > mapping->size - 16) refuse_token_file(path, "is truncated");
   TokenStore store;
-  store.tokenizer_ = TokenizerConfig::from_json(header.at("tokenizer"));
-  const std::int64_t n = header.at("sequences").get<std::int64_t>();
-  const std::size_t lengths_at = 16 + header_length;
-  const std::size_t data_at = lengths_at + n * sizeof(std::uint32_t);
-  const std::size_t end = data_at + static_cast<std::size_t>(n) * store.rows() * 2 * sizeof(std::uint16_t);
+  std::int64_t n = 0;
+  store.tokenizer_ = read_token_header(path, bytes + 16, header_length, n);
+  // In 64-bit arithmetic the sizes cannot overflow: n < 2^31 and rows < 2^31.
+  const std::uint64_t lengths_at = 16 + header_length;
+  const std::uint64_t data_at = lengths_at + n * sizeof(std::uint32_t);
+  const std::uint64_t end =
+      data_at + static_cast<std::uint64_t>(n) * store.rows() * 2 * sizeof(std::uint16_t);
   if (end != mapping->size)
-    throw Error("pre-tokenized file '" + path + "' is truncated or corrupt (" +
-                std::to_string(mapping->size) + " bytes, expected " + std::to_string(end) + ")");
+    refuse_token_file(path, "is truncated or corrupt (" + std::to_string(mapping->size) +
+                                " bytes, expected " + std::to_string(end) + ")");
   store.lengths_.resize(n);
   std::memcpy(store.lengths_.data(), bytes + lengths_at, n * sizeof(std::uint32_t));
-  if (data_at % alignof(std::uint16_t) != 0) throw Error("pre-tokenized file '" + path + "' is misaligned");
+  if (data_at % alignof(std::uint16_t) != 0) refuse_token_file(path, "is misaligned");
   store.data_ = reinterpret_cast<const std::uint16_t*>(bytes + data_at);
+  check_token_sequences(path, store.tokenizer_, store.lengths_, store.data_);
   store.owner_ = mapping;
   return store;
 }

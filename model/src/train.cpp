@@ -12,11 +12,13 @@
 #include <iostream>
 #include <limits>
 #include <numbers>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/budget.hpp"
+#include "orbitlaw/common/checked_file.hpp"
 #include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/common/provenance.hpp"
 #include "orbitlaw/common/random.hpp"
@@ -199,7 +201,7 @@ void truncate_metrics(const std::string& path, int step) {
     kept += line + "\n";
   }
   in.close();
-  std::ofstream(path, std::ios::trunc) << kept;
+  write_text_atomic(path, kept);
 }
 
 // What a batch's loss needs besides the batch: the head, the token head's ignore index, the regression
@@ -575,8 +577,8 @@ TrainResult train(const TrainRequest& request) {
   const std::vector<torch::Tensor> val_batches =
       validation_batches(val_store, tc, global_batch, length, coordinates);
 
-  std::ofstream metrics;  // rank 0 alone writes the metrics
-  if (writer) metrics.open(metrics_path, std::ios::app);
+  std::optional<CheckedFile> metrics;  // rank 0 alone writes the metrics; a full disk is an error
+  if (writer) metrics.emplace(metrics_path, CheckedFile::Mode::kAppend);
   Prefetcher prefetch(train_store, tc.seed, start.next_batch, global_batch, length, tc.prefetch, coordinates);
   std::unique_ptr<Progress> progress;  // rank 0's, on a terminal
   if (!request.quiet && writer) progress = std::make_unique<Progress>("train", tc.max_steps, "steps");
@@ -623,7 +625,7 @@ TrainResult train(const TrainRequest& request) {
     if (writer && (step % tc.log_interval == 0 || last || line.contains("val_loss"))) {
       interval.close(line);
       line["elapsed_s"] = start.elapsed_before + budget.elapsed();
-      metrics << line.dump() << "\n" << std::flush;
+      metrics->write(line.dump() + "\n");
     }
     if (progress) show_progress(*progress, step, step_loss, result.final_val_loss);
     if (writer && (step % tc.checkpoint_interval == 0 || last)) save(out_of_time && step < tc.max_steps);
@@ -633,6 +635,7 @@ TrainResult train(const TrainRequest& request) {
     }
   }
   if (progress) progress->finish();
+  if (metrics) metrics->close();
   dp.barrier();  // every rank returns once rank 0's final checkpoint is in place
   result.steps = step;
   result.checkpoint = checkpoint_path;

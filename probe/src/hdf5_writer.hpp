@@ -5,12 +5,15 @@
 #include <hdf5.h>
 
 #include <Eigen/Core>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "orbitlaw/common/atomic_file.hpp"
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/common/library_teardown.hpp"
 
 namespace orbitlaw::probe {
 namespace {
@@ -20,7 +23,8 @@ class Handle {
  public:
   Handle(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
   ~Handle() {
-    if (id_ >= 0) close_(id_);
+    // A close that failed (a full disk) would crash libhdf5's teardown at exit.
+    if (id_ >= 0 && close_(id_) < 0) skip_library_teardown_at_exit();
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
@@ -110,8 +114,12 @@ void write_file_atomically(const std::string& path, Body body) {
     Handle file(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), H5Fclose);
     if (!file.ok()) throw Error("cannot create predictions file " + path);
     body(file.get());
-    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0)
-      throw Error("predictions file: flushing " + path + " failed");
+    errno = 0;
+    if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) {
+      // libhdf5 leaves errno as the failed write set it.
+      throw Error("cannot write predictions file '" + path +
+                  "': " + (errno != 0 ? std::strerror(errno) : "libhdf5 could not write it"));
+    }
   }
   output.commit();
 }

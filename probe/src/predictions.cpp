@@ -10,6 +10,7 @@
 
 #include "hdf5_writer.hpp"
 #include "orbitlaw/common/atomic_file.hpp"
+#include "orbitlaw/common/crash_guard.hpp"
 #include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::probe {
@@ -204,8 +205,9 @@ void write_vector_predictions(const std::string& path, const VectorPredictions& 
   });
 }
 
-Predictions read_predictions(const std::string& path) {
-  if (!std::filesystem::exists(path)) throw Error("predictions file " + path + " does not exist");
+namespace {
+
+Predictions read_predictions_file(const std::string& path) {
   QuietHdf5 quiet;
   Handle file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), H5Fclose);
   if (!file.ok()) throw Error(path + ": not a readable HDF5 file");
@@ -277,6 +279,15 @@ Predictions read_predictions(const std::string& path) {
                             read_vector(group.get(), name.get<std::string>(), path, n));
   }
   return out;
+}
+
+}  // namespace
+
+Predictions read_predictions(const std::string& path) {
+  if (!std::filesystem::exists(path)) throw Error("predictions file " + path + " does not exist");
+  // A damaged file can kill the process inside libhdf5; the child reads it first (common/crash_guard.hpp).
+  crash_guard(path, "libhdf5", [&] { read_predictions_file(path); });
+  return read_predictions_file(path);
 }
 
 }  // namespace orbitlaw::probe

@@ -95,6 +95,11 @@ struct DatasetReader::Impl {
 DatasetReader::DatasetReader(const std::string& path) : impl_(new Impl) {
   h5::Lock lock(h5::library_mutex());
   h5::silence_errors();
+  // The child opens the file as below (every dataset this reader reads) and reads its first system.
+  h5::crash_guard(path, [&] {
+    DatasetReader probe(path);
+    if (probe.num_systems() > 0) probe.read_system(0);
+  });
   auto& m = *impl_;
   m.path = path;
   try {

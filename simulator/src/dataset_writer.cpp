@@ -18,7 +18,7 @@ template <class T>
 class Column {
  public:
   Column(hid_t parent, const std::string& name, hid_t memory_type, hid_t file_type, int cols, hsize_t chunk)
-      : memory_type_(memory_type), cols_(cols), name_(name) {
+      : memory_type_(memory_type), cols_(cols), name_(name), file_(h5::file_name(parent)) {
     const int rank = cols > 1 ? 2 : 1;
     hsize_t dims[2] = {0, static_cast<hsize_t>(cols)};
     hsize_t max_dims[2] = {H5S_UNLIMITED, static_cast<hsize_t>(cols)};
@@ -55,9 +55,12 @@ class Column {
     h5::check(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, offset, nullptr, count, nullptr),
               "cannot select in " + name_);
     auto memory_space = h5::dataspace(H5Screate_simple(rank, count, nullptr), "cannot create dataspace");
-    h5::check(H5Dwrite(dset_.get(), memory_type_, memory_space.get(), file_space.get(), H5P_DEFAULT,
-                       buffer_.data()),
-              "cannot write " + name_ + " (disk full?)");
+    h5::check_written(
+        [&] {
+          return H5Dwrite(dset_.get(), memory_type_, memory_space.get(), file_space.get(), H5P_DEFAULT,
+                          buffer_.data());
+        },
+        "cannot write '" + file_ + "' (" + name_ + ")");
     written_ += added;
     buffer_.clear();
   }
@@ -71,6 +74,7 @@ class Column {
   hid_t memory_type_;
   int cols_;
   std::string name_;
+  std::string file_;  // the file's name, for errors
   std::vector<T> buffer_;
   hsize_t written_ = 0;
   hsize_t flush_at_ = 0;
@@ -194,7 +198,8 @@ void DatasetFileWriter::finish(const Json& attributes) {
   m.system_group.reset();
   m.body_group.reset();
   m.row_group.reset();
-  h5::check(H5Fflush(m.file.get(), H5F_SCOPE_GLOBAL), "cannot flush '" + m.path + "' (disk full?)");
+  h5::check_written([&] { return H5Fflush(m.file.get(), H5F_SCOPE_GLOBAL); },
+                    "cannot write '" + m.path + "'");
   m.file.reset();
 }
 

@@ -1,7 +1,12 @@
 #include "hdf5_io.hpp"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
+#include <new>
 
+#include "orbitlaw/common/crash_guard.hpp"
 #include "orbitlaw/common/error.hpp"
 
 namespace orbitlaw::simulator::h5 {
@@ -33,6 +38,21 @@ Handle attribute(hid_t id, const std::string& what) { return wrap(id, H5Aclose, 
 
 void check(herr_t status, const std::string& what) {
   if (status < 0) throw Error(what);
+}
+
+void check_written(const std::function<herr_t()>& call, const std::string& what) {
+  errno = 0;
+  if (call() >= 0) return;
+  const int error = errno;
+  throw Error(what + ": " + (error != 0 ? std::strerror(error) : "libhdf5 could not write it"));
+}
+
+void crash_guard(const std::string& path, const std::function<void()>& probe) {
+  orbitlaw::crash_guard(path, "libhdf5", probe, [] {
+    // The parent's thread held the library lock at the fork; in the child, where that thread does not
+    // exist, it could never be taken again.
+    new (&library_mutex()) std::recursive_mutex;
+  });
 }
 
 namespace {
@@ -167,6 +187,15 @@ Json read_attributes(hid_t object, const std::vector<std::string>& json_keys) {
     }
   }
   return out;
+}
+
+std::string file_name(hid_t object) {
+  const ssize_t length = H5Fget_name(object, nullptr, 0);
+  if (length <= 0) return "(unnamed file)";
+  std::string name(static_cast<std::size_t>(length) + 1, '\0');
+  H5Fget_name(object, name.data(), name.size());
+  name.resize(static_cast<std::size_t>(length));
+  return name;
 }
 
 std::int64_t rows(hid_t dset) {

@@ -5,11 +5,13 @@
 #include <hdf5.h>
 
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "orbitlaw/common/config.hpp"
+#include "orbitlaw/common/library_teardown.hpp"
 
 namespace orbitlaw::simulator::h5 {
 
@@ -42,7 +44,7 @@ class Handle {
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
   void reset() {
-    if (id_ >= 0 && closer_) closer_(id_);
+    if (id_ >= 0 && closer_ && closer_(id_) < 0) skip_library_teardown_at_exit();  // a full disk
     id_ = -1;
   }
 
@@ -60,6 +62,9 @@ Handle plist(hid_t id, const std::string& what);
 Handle datatype(hid_t id, const std::string& what);
 Handle attribute(hid_t id, const std::string& what);
 void check(herr_t status, const std::string& what);
+// Runs a call that writes to a file (H5Dwrite, H5Fflush, ...) and throws Error("<what>: <reason>") when it
+// fails, the reason read from errno, which libhdf5 leaves as the failed system call set it (a full disk).
+void check_written(const std::function<herr_t()>& call, const std::string& what);
 
 // Root (or any object's) attributes.
 void write_attribute(hid_t object, const std::string& name, const std::string& value);
@@ -75,6 +80,13 @@ std::int64_t read_int_attribute(hid_t object, const std::string& name);
 // All attributes of an object as JSON: strings (JSON-valued ones parsed when `json_keys` names them),
 // integers and floats.
 Json read_attributes(hid_t object, const std::vector<std::string>& json_keys);
+
+// orbitlaw::crash_guard (common/crash_guard.hpp) for libhdf5: `probe` opens, in a forked child, what a
+// reader is about to open. Call with the library lock held.
+void crash_guard(const std::string& path, const std::function<void()>& probe);
+
+// The name of the file an object is in.
+std::string file_name(hid_t object);
 
 // Number of rows (first dimension) of a dataset.
 std::int64_t rows(hid_t dset);

@@ -244,7 +244,8 @@ void merge_datasets(const std::vector<std::string>& shard_paths, const std::stri
       }
     }
     write_merged_attributes(file.get(), shards, systems);
-    h5::check(H5Fflush(file.get(), H5F_SCOPE_GLOBAL), "cannot flush '" + output.temp_path() + "'");
+    h5::check_written([&] { return H5Fflush(file.get(), H5F_SCOPE_GLOBAL); },
+                      "cannot write '" + output.temp_path() + "'");
   }
   output.commit();
   DatasetReader check(path);  // fails loudly now rather than at training time if a mapping is wrong

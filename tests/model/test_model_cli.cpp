@@ -3,14 +3,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <utility>
 #include <vector>
 
 #include "../cli/cli_runner.hpp"
 #include "dataset_fixture.hpp"
 #include "orbitlaw/common/stage_record.hpp"
+#include "orbitlaw/model/checkpoint.hpp"
 
 namespace orbitlaw::model {
 namespace {
@@ -185,6 +188,55 @@ TEST_F(ModelCli, BadInputGivesOneLineErrors) {
   auto missing = run_orbitlaw("train --data " + path("nope.h5") + " --out " + path("nope") + small_run());
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.lines(), 1) << missing.output;
+}
+
+// A checkpoint whose weights disagree with its config, and a token file holding a token beyond the
+// vocabulary, as every command that reads them sees them: one line naming the file and the problem, exit 1
+// (LibTorch alone loads the one and ends in a C++ backtrace on the other).
+TEST_F(ModelCli, AMalformedCheckpointOrTokenFileIsAOneLineError) {
+  const auto& data = testing::two_body_dataset();
+  CheckpointContent c;
+  c.tokenizer.bins = 500;
+  c.tokenizer.rows = 33;
+  c.model.n_layer = 1;
+  c.model.n_head = 2;
+  c.model.n_embd = 32;
+  c.model.vocab = c.tokenizer.vocab();
+  c.model.block_size = 32;
+  auto wide = c.model;
+  wide.n_embd = 64;
+  Gpt wide_model(wide);
+  const auto checkpoint = path("wide.pt");
+  save_checkpoint(checkpoint, c, wide_model, nullptr);  // the weights of an n_embd 64 model under n_embd 32
+  const std::string shape_error =
+      "orbitlaw: error: checkpoint '" + checkpoint +
+      "': model tensor 'wte_x.weight' has shape [503, 64], but the model config it "
+      "records needs [503, 32]\n";
+  for (const std::string& args :
+       {"eval --checkpoint " + checkpoint + " --data " + data + " --out " + path("wide.json"),
+        "probe --checkpoint " + checkpoint + " --data " + data + " --out " + path("wide-probe")}) {
+    const auto r = run_orbitlaw(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.output;
+    EXPECT_EQ(r.output, shape_error) << args;
+  }
+
+  const auto tokens = path("beyond.tok");
+  ASSERT_EQ(run_orbitlaw("train --data " + data + " --pretokenize " + tokens + small_run()).exit_code, 0);
+  std::string bytes;
+  {
+    std::ifstream in(tokens, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::uint64_t header_length = 0;
+  std::memcpy(&header_length, bytes.data() + 8, 8);
+  const std::uint64_t sequences = 200;
+  const std::uint16_t beyond = 60000;  // sequence 0, row 1, x: after the magic, header and lengths
+  std::memcpy(bytes.data() + 16 + header_length + 4 * sequences + 2 * 2, &beyond, 2);
+  std::ofstream(tokens, std::ios::binary | std::ios::trunc) << bytes;
+  const auto r = run_orbitlaw("train --data " + tokens + " --out " + path("beyond") + small_run());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output, "orbitlaw: error: pre-tokenized file '" + tokens +
+                          "' holds token 60000 at sequence 0 row 1 x, beyond the vocabulary (503 tokens)\n");
 }
 
 }  // namespace

@@ -194,6 +194,27 @@ TEST(Dataset, AStoredTypeTheFormatDoesNotUseIsRefusedBeforeReading) {
   }
 }
 
+// 8 bytes of a B-tree address set to 0xff (a fuzzing finding): libhdf5 itself dies by SIGSEGV in
+// H5Dopen2, so no check can see it; the reader's crash guard (a forked child opens the file first) turns it
+// into one line. Without the guard this test's own process dies.
+TEST(Dataset, AFileThatCrashesLibhdf5IsAOneLineError) {
+  const std::string path = std::string(ORBITLAW_SOURCE_DIR) + "/tests/fuzz/findings/hdf5-52b3aa1f4a/input.h5";
+  try {
+    DatasetReader reader(path);
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const orbitlaw::Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "'" + path + "': libhdf5 crashed reading it (signal 11); the file is damaged");
+  }
+  // The guard lets a sound file through, and its child leaves the parent's reading intact.
+  const auto sound = scratch("sound.h5");
+  const auto config = small_config(3);
+  write_dataset(config, sound.string(), fixed_options(1));
+  DatasetReader reader(sound.string());
+  EXPECT_EQ(reader.num_systems(), 3);
+  expect_same_system(reader.read_system(2), simulate_system(config, 2).system);
+}
+
 TEST(Dataset, WrongSchemaVersionIsRejected) {
   const std::string python = ORBITLAW_PYTHON;
   if (!fs::exists(python)) GTEST_SKIP() << "no " << python;
