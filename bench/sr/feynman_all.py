@@ -147,9 +147,10 @@ def fit_once(tool, args, eq_id, formula, ranges, seed, level, workdir):
             "formula": formula}
 
 
-def summarise(records, tools, levels):
+def summarise(records, tools, levels, order=()):
     """{tool: {level: {...}}}: rate per seed (%), its mean and spread over seeds, median seconds per fit, and the
-    misses {equation: [seeds]}."""
+    misses {equation: [seeds]} in the order of the equation ids `order` (the table's), others after them."""
+    rank = {eq: i for i, eq in enumerate(order)}
     out = {}
     for tool in tools:
         out[tool] = {}
@@ -172,7 +173,7 @@ def summarise(records, tools, levels):
                 "rate_mean": statistics.mean(rates), "rate_sd": statistics.stdev(rates) if len(rates) > 1 else 0.0,
                 "rate_min": min(rates), "rate_max": max(rates),
                 "median_seconds": statistics.median(times) if times else float("nan"),
-                "misses": {eq: sorted(seeds) for eq, seeds in misses.items()}}
+                "misses": {eq: sorted(misses[eq]) for eq in sorted(misses, key=lambda e: (rank.get(e, len(rank)), e))}}
     return out
 
 
@@ -292,7 +293,7 @@ def main():
     wanted_keys = {key(*p) for p in plan}
     selected = [r for r in records if fit_key(r) in wanted_keys]
     print(f"\n{len(selected)} fits of {len(plan)} planned ({args.time:g} s per fit, {args.rows} rows)")
-    print_table(summarise(selected, tools, levels), tools, levels)
+    print_table(summarise(selected, tools, levels, [e[0] for e in equations]), tools, levels)
     return 0
 
 
