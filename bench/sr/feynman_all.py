@@ -212,7 +212,7 @@ def progress(done, total, skipped, started, finished_here):
     elapsed = time.time() - started
     rate = finished_here / elapsed if elapsed > 0 else 0.0
     eta = (total - done) / rate if rate > 0 else float("nan")
-    eta_text = "?" if math.isnan(eta) else time.strftime("%H:%M:%S", time.gmtime(eta))
+    eta_text = "?" if math.isnan(eta) else f"{int(eta // 3600)}:{int(eta % 3600 // 60):02d}:{int(eta % 60):02d}"
     sys.stderr.write(f"\rfits {done}/{total} ({skipped} from earlier runs)  {60 * rate:.1f} fits/min  ETA {eta_text}   ")
     sys.stderr.flush()
 
