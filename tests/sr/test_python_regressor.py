@@ -191,6 +191,9 @@ class Documentation(unittest.TestCase):
                                     PYTHONPATH=os.path.join(ROOT, "python")))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("m1*m2/r^2", r.stdout)
+        # Its last line: the largest relative error of predict() on G m1 m2 / r^2, whose G = 39.4784176... the
+        # printed law rounds to 6 digits; predict() must use the constant at full precision.
+        self.assertLess(float(r.stdout.strip().splitlines()[-1]), 1e-12, r.stdout)
 
 
 if __name__ == "__main__":
