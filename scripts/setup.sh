@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything orbitlaw needs on a fresh Debian 12 machine, and does nothing when all is present:
 # Debian packages for the C++ libraries and tools, and a project-local virtual environment (.venv) with the
-# pinned torch wheel (LibTorch), the plotting packages and the Markdown renderer of the report (scripts/requirements.txt).
+# pinned torch wheel (LibTorch), the plotting packages and the Markdown renderer of the report (scripts/requirements.txt),
+# with python/orbitlaw_sr (the engine from Python) on its import path.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -42,5 +43,12 @@ for line in open(sys.argv[1]):
 PY
   echo "setup: installing Python packages (torch is large; a few minutes)"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
+fi
+# The Python entry point (python/orbitlaw_sr, probe/README.md) importable from the .venv: a .pth file naming
+# python/, so the package is the working tree's (no copy to go stale) and installing it needs no network.
+site_packages="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+if [ "$(cat "$site_packages/orbitlaw_sr.pth" 2>/dev/null)" != "$root/python" ]; then
+  echo "setup: adding $root/python to the .venv's import path ($site_packages/orbitlaw_sr.pth)"
+  echo "$root/python" > "$site_packages/orbitlaw_sr.pth"
 fi
 echo "setup: ready"

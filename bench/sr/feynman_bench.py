@@ -82,27 +82,27 @@ def parse_levels(text):
     return levels
 
 
-def write_csv(path, names, X, y):
+def write_csv(path, names, X, y, y_name="y"):
     with open(path, "w") as f:
-        f.write(",".join(names + ["y"]) + "\n")
+        f.write(",".join(names + [y_name]) + "\n")
         for i in range(len(y)):
             f.write(",".join(repr(float(v)) for v in X[i]) + "," + repr(float(y[i])) + "\n")
 
 
-def check(binary, csv, names, found, target):
+def check(binary, csv, names, found, target, y_name="y"):
     """SRBench's rule through orbitlaw's equivalence check (the same judge for every tool)."""
     if found is None:
         return False
-    r = subprocess.run([binary, "sr", "--data", csv, "--x", ",".join(names), "--y", "y", "--check", found,
+    r = subprocess.run([binary, "sr", "--data", csv, "--x", ",".join(names), "--y", y_name, "--check", found,
                         "--target", target, "--zero-below", "1e-4"], capture_output=True, text=True)
     m = re.search(r"equivalence: (\{.*\})", r.stdout)
     return bool(m and json.loads(m.group(1))["equivalent"])
 
 
-def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=()):
+def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=(), y_name="y"):
     prefix = os.path.join(workdir, "orbitlaw")
     # The search stops by itself once the loss is at the rounding level of the data (noise-free data).
-    cmd = [binary, "sr", "--data", csv, "--x", ",".join(names), "--y", "y", "--threads", "2",
+    cmd = [binary, "sr", "--data", csv, "--x", ",".join(names), "--y", y_name, "--threads", "2",
            "--time-limit", str(seconds), "--iterations", "100000", "--seed", str(seed),
            "--operators", ",".join(OPERATORS), "--out", prefix,
            # Constants fitted on 128-row batches, losses on all rows: ~3x more candidates per second.
