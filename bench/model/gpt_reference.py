@@ -73,6 +73,8 @@ def attention(q, k, v, kind, p=15.0, offset_rows=3, window=64, scale=None, sdpa=
         w = a / a.sum(-1, keepdim=True)
         if kind == "lssar":
             w = lssar_reweight(w, p, offset_rows)
+    elif kind == "sigmoid":
+        w = torch.sigmoid(q @ k.transpose(-2, -1) / math.sqrt(d) - torch.log(n)) * visible.to(q.dtype)
     else:
         raise ValueError(f"unknown attention kind {kind!r}")
     return w @ v
