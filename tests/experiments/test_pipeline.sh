@@ -40,12 +40,14 @@ fail() {
   exit 1
 }
 
-# Runs an experiment; on failure prints its output and fails.
+# Runs an experiment; on failure prints its output and fails. One stage at a time unless --jobs is given: CTest
+# already runs one test per core (the driver's default, a job per core, is tested in test_driver.sh's jobs).
 experiment() {
   local name="$1"
   shift
-  local rc=0
-  bash "$root/experiments/$name.sh" --smoke --out "$run" "$@" >"$tmp/out.txt" 2>&1 || rc=$?
+  local rc=0 jobs=(--jobs 1)
+  [[ " $* " == *" --jobs "* ]] && jobs=()
+  bash "$root/experiments/$name.sh" --smoke --out "$run" "${jobs[@]}" "$@" >"$tmp/out.txt" 2>&1 || rc=$?
   [ "$rc" = 0 ] && return 0
   cat "$tmp/out.txt"
   fail "$name --smoke failed (exit $rc)"
