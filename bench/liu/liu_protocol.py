@@ -2,7 +2,8 @@
 """Liu et al.'s block-size protocol as a reference row (issue 40), written from a reading of their public code.
 
 Liu, Sanborn, Ganguli, Tolias, "From Kepler to Newton" (arXiv 2602.06923); code KindXiaoming/newton-kepler
-(files generate_kepler_cv.py, kepler_cv_blocksize.py, model_cv.py, read at commit d1e37bd; nothing copied).
+(files generate_kepler_cv.py, kepler_cv_blocksize.py, model_cv.py, fig6_block_size_kepler_newton.ipynb, read at
+commit d1e37bd; nothing copied).
 docs/design.md section 6b summarises their setup. Per context b this script trains their model, probes it with
 their probe (unregularised least squares, in sample) and, beside it, the untrained model of that context and the
 raw input window, each also with the project's held-out variant (fit on 80% of trajectories, score on the rest).
@@ -32,13 +33,13 @@ Where this follows their code (F) and where it could not tell or departs (?/D), 
     regularisation (scikit-learn LinearRegression there; numpy lstsq here, the same estimator; min-norm where
     the features are rank-deficient), R^2 on the rows it was fitted on. Targets computed from the last INPUT
     position (the current position, which the model is given): Fx = -x/r^3, Fy = -y/r^3, |F| = 1/r^2.
-  ? which R^2 their block-size figure plots: the probe records both 'r2' (all positions of the window) and
-    'r2_last' (last token); the figure's script is not in the repository. Reported here: the last token (the
-    brief's choice; identical to 'r2' at b = 1). The best hook is the maximum over hooks of the in-sample R^2.
-  ? which evaluation step their figure takes: assumed the final one (after all steps).
+  F which R^2: the probe records 'r2' (all positions of the window) and 'r2_last' (last token); their figure
+    notebook (fig6_block_size_kepler_newton.ipynb) takes postfix '_last', the final evaluation (eval_results[-1])
+    and the maximum over hooks, for F_magnitude and Fx. Done the same here (best hook = maximum in-sample R^2).
   F rollout error: 500 random test trajectories, the first 50 true points as conditioning, 50 points generated
     autoregressively from the last b points (b = 100: the whole growing sequence), mean Euclidean distance to
-    the truth over the generated points and trajectories (their error_stats_test['mean_error']).
+    the truth over the generated points and trajectories (the notebook's np.mean of position_errors).
+    Their figure's rollout error is on test trajectories (error_stats_test), 500 drawn with replacement; so here.
   Added (not theirs): untrained model of each context (same init seed) under the same probe; the raw input window
     (its last b positions, 2b features) and, in the JSON only, the last position's quadratic monomials; a held-out
     column: the same least squares fitted on the probe rows of 80% of the probe's trajectories and scored on the
