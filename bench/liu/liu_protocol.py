@@ -361,16 +361,16 @@ def main(argv=None):
     trajs, _, _ = kepler_orbits(a.trajectories, np.random.default_rng([a.seed, 0]))
     t0 = time.time()
     results = []
-    for b in contexts:
+    for b in contexts:  # written after every context, so an interrupted run keeps the contexts it finished
         results.append(run_context(b, trajs, a.steps, a.seed, probe_rows=a.probe_rows))
-    doc = {"protocol": "Liu et al. block-size sweep (see header of bench/liu/liu_protocol.py)",
-           "args": vars(a), "torch": torch.__version__, "threads": a.threads,
-           "wall_seconds": time.time() - t0, "hooks": hook_names(2), "contexts": results}
-    with open(os.path.join(a.out, "liu_protocol.json"), "w") as f:
-        json.dump(doc, f, indent=1)
-    text = table(results)
-    with open(os.path.join(a.out, "liu_protocol.txt"), "w") as f:
-        f.write(text + "\n")
+        doc = {"protocol": "Liu et al. block-size sweep (see header of bench/liu/liu_protocol.py)",
+               "args": vars(a), "torch": torch.__version__, "threads": a.threads,
+               "wall_seconds": time.time() - t0, "hooks": hook_names(2), "contexts": results}
+        with open(os.path.join(a.out, "liu_protocol.json"), "w") as f:
+            json.dump(doc, f, indent=1)
+        text = table(results)
+        with open(os.path.join(a.out, "liu_protocol.txt"), "w") as f:
+            f.write(text + "\n")
     print(text)
     return doc
 
