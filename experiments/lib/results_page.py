@@ -93,9 +93,12 @@ def provenance_items(run, config):
     driver = NOT_RECORDED if not revision else (revision[:7] + (" with uncommitted changes" if top.get("git_dirty")
                                                                   else ""))
     binaries = joined(p.get("git_revision", "")[:7] or None for p in stages)
-    eval_threads = joined((p.get("config") or {}).get("threads") for p in evals)
-    if eval_threads != NOT_RECORDED:
-        eval_threads = f"setting {eval_threads} (0: LibTorch's default); the number used is {NOT_RECORDED}"
+    # Evaluations record the threads they used under "compute" (since fbf93bc); older ones only their setting.
+    eval_threads = joined((p.get("compute") or {}).get("cpu_threads") for p in evals)
+    if eval_threads == NOT_RECORDED:
+        eval_threads = joined((p.get("config") or {}).get("threads") for p in evals)
+        if eval_threads != NOT_RECORDED:
+            eval_threads = f"setting {eval_threads} (0: LibTorch's default); the number used is {NOT_RECORDED}"
     seeds = {}
     for kind in (config.get("models") or {}):
         try:

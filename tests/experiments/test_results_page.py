@@ -58,6 +58,9 @@ def make_run(folder, seeds=3, provenance=True):
             if provenance:
                 write(os.path.join(folder, "models", tag, "train.provenance.json"),
                       {"stage": "train", "git_revision": "b" * 40, "cpu_capability": "AVX2", "cpu_threads": 1})
+                write(os.path.join(folder, "models", tag, "eval.provenance.json"),
+                      {"stage": "eval", "git_revision": "b" * 40, "config": {"threads": 0},
+                       "compute": {"cpu_threads": 2, "cpu_capability": "AVX2"}})
     if provenance:
         write(os.path.join(folder, "provenance.json"),
               {"git_revision": "a" * 40, "git_dirty": False, "command_line": "bash experiments/demo.sh --seeds 3",
@@ -191,6 +194,7 @@ class Page(unittest.TestCase):
         self.assertIn("| commit (orbitlaw binary, from the stages' provenance) | bbbbbbb |", text)
         self.assertIn("| CPU capability (LibTorch) | AVX2 |", text)
         self.assertIn("| threads: train | 1 |", text)
+        self.assertIn("| threads: eval | 2 |", text)  # the number used, not the setting 0
         self.assertIn("| training seeds | 3 per model: 1, 2, 3 |", text)
         self.assertIn("2 min 30 s from the first stage's start to the last stage's end (2 stages; their own times "
                       "add up to 1 min 30 s)", text)
