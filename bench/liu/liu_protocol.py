@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Liu et al.'s block-size protocol as a reference row (issue 40), written from a reading of their public code.
+"""Liu et al.'s block-size protocol as a reference row, written from a reading of their public code.
 
 Liu, Sanborn, Ganguli, Tolias, "From Kepler to Newton" (arXiv 2602.06923); code KindXiaoming/newton-kepler
 (files generate_kepler_cv.py, kepler_cv_blocksize.py, model_cv.py, fig6_block_size_kepler_newton.ipynb, read at

@@ -66,7 +66,7 @@ def main():
           f"the report does not open with its Answer section (headings: {headings[:3]})")
     check(sum(1 for level, _ in headings if level == "#") == 1, "the report has more than one title (# heading)")
     # The answer opens with what the experiment prints at its end (laws.md's per-model lines), then its first
-    # figure, before the sentences; provenance closes the report (issue 41).
+    # figure, before the sentences; provenance closes the report.
     opening = md.split("\n## Answer\n", 1)[-1].split("\n### Differences over seeds", 1)[0]
     laws = open(paths["laws.md"]).read()
     lines = [line for line in laws.splitlines() if line.startswith("- ")]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/liu/liu_protocol.py (Liu et al.'s protocol as a reference row, issue 40): the Kepler data conserve energy
+"""bench/liu/liu_protocol.py (Liu et al.'s protocol as a reference row): the Kepler data conserve energy
 and angular momentum and agree with an independent RK4 integration; the least-squares probe returns R^2 = 1 for an
 exact linear function of a hook's activations; in-sample R^2 is at least the held-out fit's on the same rows and
 above the held-out R^2 on a hand case; a 2-context run of a few steps writes the table's columns and every hook."""

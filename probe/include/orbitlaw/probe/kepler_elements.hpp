@@ -1,6 +1,6 @@
 #pragma once
 // The osculating two-body orbital elements of a planet relative to its star: the targets of the Kepler probes
-// (issue 40, docs/design.md section 6b). A model is called "Keplerian" only if its hidden states carry the
+// (docs/design.md section 6b). A model is called "Keplerian" only if its hidden states carry the
 // orbit's size, shape and phase linearly, beyond what its raw input window carries; these are the labels
 // that claim is tested against. Units are the dataset's (AU, yr, Msun; G = 4 pi^2).
 #include <Eigen/Core>

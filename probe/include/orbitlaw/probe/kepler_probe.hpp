@@ -1,11 +1,12 @@
 #pragma once
-// The Kepler probes (issue 40; probe "kepler"): linear read-outs of the orbit's osculating elements (a, e and
-// the phase as cos and sin of the true anomaly, kepler_elements.hpp) from each layer's frozen hidden states,
-// beside the same read-out from the raw input window as the control. A model is credited with an element only
-// as far as its hidden states beat its input: a network that merely stores its input window must not be
-// called Keplerian. The fits are the existing ones (linear_vector_probe and raw_input_vector_probe, one ridge
-// per element, lambda and layer chosen on the validation rows); this file only builds the targets, puts the
-// elements on one footing, and scores each element. This header pulls in LibTorch.
+// The Kepler probes (probe "kepler"; docs/design.md section 6b): linear read-outs of the orbit's osculating
+// elements (a, e and the phase as cos and sin of the true anomaly, kepler_elements.hpp) from each layer's
+// frozen hidden states, beside the same read-out from the raw input window as the control. A model is
+// credited with an element only as far as its hidden states beat its input: a network that merely stores its
+// input window must not be called Keplerian. The fits are the existing ones (linear_vector_probe and
+// raw_input_vector_probe, one ridge per element, lambda and layer chosen on the validation rows); this file
+// only builds the targets, puts the elements on one footing, and scores each element. This header pulls in
+// LibTorch.
 #include <Eigen/Core>
 #include <string>
 #include <vector>
