@@ -34,6 +34,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import answer  # noqa: E402  the answer section's statistics and sentences
 import behaviour_table  # noqa: E402  the behavioural test's tables (docs/design.md section 6c)
+import kepler_table  # noqa: E402  the Kepler probes' table (docs/design.md section 6b)
 import report_html  # noqa: E402  the HTML page of the report's Markdown
 import results_page  # noqa: E402  docs/results/<experiment>.md from run folders
 from expconfig import is_control, model_seeds, seed_count  # noqa: E402  the driver's own rules
@@ -348,6 +349,19 @@ def section_behaviour(rep):
         rep.para("Laws found by symbolic regression on each model's implied accelerations |a_impl|(r) (eval's law "
                  "search; Newton: G·M/r², G·M = 39.48 AU³/yr² for one solar mass).")
         rep.table(behaviour_table.LAWS_HEADER, laws)
+
+
+def section_kepler(rep):
+    """The Kepler probes' table (orbitlaw probe's "kepler" probe), where the run's probes ran them."""
+    kepler = kepler_table.rows(rep.run, list(behaviour_table.labels_in_order(rep.run)))
+    if kepler:
+        rep.heading("Kepler probes: the orbit's elements in the hidden states")
+        rep.para("Held-out R² of linear probes for a, e and the phase (the mean of cos and sin of the true "
+                 "anomaly) from the hidden states, and selectivity, the model's R² minus the raw-input control's "
+                 "(a ridge on the model's input window, no network); mean [95% interval] over seeds "
+                 "(docs/design.md section 6b). A model is Keplerian in this sense only where selectivity is "
+                 "above 0.")
+        rep.table(kepler_table.HEADER, kepler)
 
 
 def section_about(rep, config):
@@ -991,6 +1005,7 @@ def write_report():
     section_title(rep, config)
     models = section_answer(rep, config, reps) if reps else []
     section_behaviour(rep)
+    section_kepler(rep)
     section_about(rep, config)
     if "compare" in stages:
         section_compare(rep)

@@ -17,6 +17,7 @@ import json
 import os
 
 import behaviour_table
+import kepler_table
 from seedstats import NONNEGATIVE, R2, UNBOUNDED, difference_ci
 from expconfig import model_seeds, seed_count
 
@@ -149,14 +150,26 @@ def answer_rows(run):
     return rows
 
 
+def training_data(config):
+    """{kind: the name of the dataset it was trained on} from experiment.json (a model's own inputs.train, else
+    the experiment's)."""
+    default = (config.get("inputs") or {}).get("train", "train")
+    return {kind: ((spec or {}).get("inputs") or {}).get("train", default)
+            for kind, spec in (config.get("models") or {}).items()}
+
+
 def difference_rows(run):
-    """Every pair of model kinds with at least 2 seeds each: the difference of their 1-step ratios (and of their
-    star-mass exponents where both have one), with its 95% interval (experiments/lib/seedstats.py: Welch, as
-    neither difference has a bound)."""
+    """Every pair of model kinds with at least 2 seeds each that were trained on the same data (a difference
+    between kinds trained on different data is not a difference the kinds make): the difference of their
+    1-step ratios (and of their star-mass exponents where both have one), with its 95% interval
+    (experiments/lib/seedstats.py: Welch, as neither difference has a bound)."""
     kinds, _ = behaviour_table.by_kind(run)
     cells = {k: behaviour_table.kind_cells(bs) for k, bs in kinds.items()}
+    data = training_data(read_json(os.path.join(run, "experiment.json")) or {})
     rows = []
     for a, b in itertools.combinations(cells, 2):
+        if data.get(a) != data.get(b):
+            continue
         for what, key, bounds in (("1-step ratio", "ratios", NONNEGATIVE),
                                   ("star-mass exponent", "mass_exponents", UNBOUNDED)):
             d = difference_ci(cells[a][key], cells[b][key], bounds)
@@ -228,13 +241,22 @@ def run_section(run):
         lines += table(ANSWER_HEADER, answers) + [""]
         differences = difference_rows(run)
         if differences:
-            lines += ["Differences between model kinds (first minus second), Welch 95% intervals over seeds; every "
-                      "pair is listed, with no correction for the number of comparisons.", ""]
+            lines += ["Differences between model kinds trained on the same data (first minus second), Welch 95% "
+                      "intervals over seeds; every such pair is listed, with no correction for the number of "
+                      "comparisons.", ""]
             lines += table(["kinds", "quantity", "difference", "95% interval", "excludes 0"], differences) + [""]
         rows, _ = behaviour_table.tables(run)
         lines += ["Per seed:", ""] + table(behaviour_table.HEADER, rows) + [""]
     else:
         lines += ["No model's eval measured the behaviour in this run.", ""]
+    kepler = kepler_table.rows(run, list((config.get("models") or {})))
+    if kepler:
+        lines += ["Kepler probes (docs/design.md section 6b): held-out R² of linear probes for the orbit's "
+                  "elements from the hidden states (the phase: the mean of cos and sin of the true anomaly), and "
+                  "selectivity, the model's R² minus the raw-input control's (a ridge on the model's input window, "
+                  "no network). Over seeds: mean [95% interval], R² by the seed bootstrap (at most 1), selectivity "
+                  "by Student's t.", ""]
+        lines += table(kepler_table.HEADER, kepler) + [""]
     probes = probe_rows(run, config)
     if probes:
         lines += ["Supervised probes of the acceleration (compare/compare.json). A probe is fitted to its labels, so "

@@ -227,6 +227,40 @@ class Page(unittest.TestCase):
             self.assertIn(f"| {record} | not recorded |", text)
         self.assertNotIn("Differences between model kinds", text)
 
+    def test_differences_only_between_kinds_trained_on_the_same_data(self):
+        run = os.path.join(self.tmp, "run-data")
+        make_run(run)
+        with open(os.path.join(run, "experiment.json")) as f:
+            config = json.load(f)
+        config["models"]["c"] = {"label": "model C", "inputs": {"train": "train-mass"}}
+        write(os.path.join(run, "experiment.json"), config)
+        for i, ratio in enumerate([0.1, 0.2, 0.3]):
+            write(os.path.join(run, "models", f"c/seed-{i + 1}", "eval.json"),
+                  {"behaviour": behaviour(ratio, -2.0, 0.01, False)})
+        result, text = self.generate(run)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("| a − b | 1-step ratio |", text)  # both on the experiment's own training data
+        self.assertIn("| model C [c] | 3 |", text)  # c is in the answer table...
+        self.assertNotIn("| a − c |", text)  # ...but not compared with kinds trained on other data
+        self.assertNotIn("| b − c |", text)
+
+    def test_kepler_probe_table_over_seeds(self):
+        run = os.path.join(self.tmp, "run-kepler")
+        make_run(run)
+        # a's R² of a: 0.7, 0.8, 0.9 (the bootstrap at 3 seeds: the span); the raw input's 0.5 each time, so the
+        # selectivity of a is 0.2, 0.3, 0.4: Student's t, 0.3 +- 4.303 * 0.1 / sqrt(3) = 0.248
+        for i, r2 in enumerate([0.7, 0.8, 0.9]):
+            raw = {"a": 0.5, "e": 0.1, "cos_anomaly": 0.0, "sin_anomaly": 0.2}
+            test = {"a": r2, "e": 0.3, "cos_anomaly": 0.6, "sin_anomaly": 0.8}
+            write(os.path.join(run, "probe", f"a/seed-{i + 1}", "probe.json"),
+                  {"probes": {"kepler": {"test_r2": test, "raw_input_test_r2": raw,
+                                         "selectivity": {k: test[k] - raw[k] for k in test}}}})
+        result, text = self.generate(run)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("| a | 3 | 0.8 [0.7, 0.9] | 0.3 [0.3, 0.3] | 0.7 [0.7, 0.7] | 0.3 [0.0516, 0.548] | "
+                      "0.2 [0.2, 0.2] | 0.6 [0.6, 0.6] | 0.5 / 0.1 / 0.1 |", text)
+        self.assertNotIn("| b | 3 | 0.", text)  # b's probes did not run the Kepler probes
+
     def test_refuses_a_page_inside_a_run_folder_and_mixed_experiments(self):
         run = os.path.join(self.tmp, "run")
         make_run(run)
