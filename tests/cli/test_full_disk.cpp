@@ -162,6 +162,40 @@ TEST_F(FullDiskTest, ProbeEndsWithOneLineAndNoPredictions) {
   EXPECT_EQ(files_in(dir), (std::set<std::string>{"p/.orbitlaw.lock", "p/probe.progress.json"}));
 }
 
+// simulate --merge writes a virtual dataset (about 38 KB for two shards) that maps the shards: a full disk
+// within its lock file or within the merged file (at every size scanned, none of which leaves a file) must
+// end in one line and leave neither a merged file nor its temporary file; with room enough it merges.
+TEST_F(FullDiskTest, MergeEndsWithOneLineAndNoDataset) {
+  const auto shards = folder("shards");
+  for (const std::string shard : {"0", "1"}) {
+    const auto r = run_orbitlaw(
+        "simulate --preset two-body --systems 40 --seed 5 -j 1 -q --set sequence_rows=61 "
+        "--shard " +
+        shard + "/2 --out " + shards + "/s" + shard + ".h5");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+  const auto dir = folder("merge");
+  const std::string merge =
+      "simulate --merge " + shards + "/s0.h5 " + shards + "/s1.h5 --out " + dir + "/merged.h5";
+  for (const long bytes : {100L, 2000L, 8000L, 20000L}) {
+    orbitlaw::test::CommandResult r;
+    {
+      FullDisk full(dir, bytes);
+      r = run_orbitlaw(merge);
+    }
+    EXPECT_EQ(r.exit_code, 1) << "full after " << bytes << " bytes: " << r.output;
+    const std::string file = bytes < 1000 ? "the lock file '" + dir + "/merged\\.h5\\.lock'"
+                                          : "'" + dir + "/merged\\.h5\\.partial-[0-9]+'";
+    EXPECT_TRUE(std::regex_match(
+        r.output, std::regex("orbitlaw: error: cannot write " + file + ": No space left on device\n")))
+        << "full after " << bytes << " bytes: " << r.output;
+    EXPECT_EQ(files_in(dir), std::set<std::string>{}) << "full after " << bytes << " bytes";
+  }
+  const auto r = run_orbitlaw(merge);  // the same merge with room: the failures above left nothing in its way
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(files_in(dir), std::set<std::string>{"merged.h5"});
+}
+
 // The same as SimulateEndsWithOneLineAndNoDataset on a real filesystem that fills up: a tmpfs of 8 MB
 // passes simulate's own free-space estimate (7.2 MB) and is too small for the dataset (9.2 MB).
 TEST_F(FullDiskTest, SimulateOnARealFullTmpfs) {
