@@ -80,6 +80,37 @@ TEST(Bootstrap, NoiselessDataPinTheConstantsAndFormsWithoutConstantsHaveNone) {
   EXPECT_TRUE(none.refits.empty());
 }
 
+// Vafa et al.'s loss counts residuals below 1e-8 as 0, an absolute threshold. On forces of order 1e-5 with
+// relative noise 1e-5 every residual is below it, so every constant near the fit scored 0 and each resample's
+// refit kept the full-data constants: an interval of width 0, whatever the noise. The same data in other
+// units (times 2^20, exact) must give the same exponent interval, and the constant's scaled by 2^20.
+TEST(Bootstrap, ThresholdedL1IntervalsDoNotDependOnTheUnits) {
+  const int rows = 300;
+  const PowerData d = power_law(rows, 1e-5, 11);
+  const double unit = std::ldexp(1.0, 20);
+  const Eigen::VectorXd small = d.y * 1e-5;  // 3e-5 x^-1.5: residuals of order 3e-10
+  const Eigen::VectorXd large = small * unit;
+  sr::Expr small_law = sr::parse("3e-5*x^-1.5", {"x"});
+  sr::Expr large_law = sr::parse("31.45728*x^-1.5", {"x"});  // 3e-5 * 2^20
+  sr::fit_constants(small_law, d.X, small, sr::LossKind::kThresholdedL1);
+  sr::fit_constants(large_law, d.X, large, sr::LossKind::kThresholdedL1);
+  const sr::Bootstrap a =
+      sr::bootstrap_constants(small_law, d.X, small, sr::LossKind::kThresholdedL1, 200, 0.95, 5);
+  const sr::Bootstrap b =
+      sr::bootstrap_constants(large_law, d.X, large, sr::LossKind::kThresholdedL1, 200, 0.95, 5);
+  ASSERT_EQ(a.constants.size(), 2u);
+  ASSERT_EQ(b.constants.size(), 2u);
+  const double width = b.constants[1].high - b.constants[1].low;
+  // the large units' interval is the L1 fit's: about the noise over sqrt(rows) over sd(ln x), not 0
+  EXPECT_GT(width, 0.5 * 2 * 1e-5 / (std::sqrt(static_cast<double>(rows)) * d.sd_log_x));
+  EXPECT_LT(b.constants[1].low, -1.5);
+  EXPECT_GT(b.constants[1].high, -1.5);
+  EXPECT_NEAR(a.constants[1].low, b.constants[1].low, 0.02 * width);
+  EXPECT_NEAR(a.constants[1].high, b.constants[1].high, 0.02 * width);
+  EXPECT_NEAR(a.constants[0].low * unit, b.constants[0].low, 1e-6 * b.constants[0].value);
+  EXPECT_NEAR(a.constants[0].high * unit, b.constants[0].high, 1e-6 * b.constants[0].value);
+}
+
 TEST(Bootstrap, PercentilesInterpolateAndBadArgumentsAreErrors) {
   std::vector<double> values;
   for (int i = 101; i >= 1; --i) values.push_back(i);  // unsorted on purpose

@@ -45,6 +45,11 @@ Bootstrap bootstrap_constants(const Expr& expr, const Eigen::MatrixXd& X, const 
   if (!(confidence > 0 && confidence < 1)) throw Error("bootstrap: confidence must lie in (0, 1)");
   if (X.rows() != y.size() || X.rows() < 2) throw Error("bootstrap: needs at least 2 rows of X and y alike");
   kind = resolve_loss(kind, y);
+  // Vafa et al.'s loss counts residuals below 1e-8 as 0, an absolute threshold: on forces of order 1e-5 with
+  // small noise every constant near the fit scores 0, no refit may move, and the interval had width 0. The
+  // search meets that loss on a target scaled to a root mean square of 2^13 (scaling.hpp), where 1e-8 lies
+  // below the L1 fit's own rounding floor; plain L1 is that loss in any units, so the refits use it.
+  if (kind == LossKind::kThresholdedL1) kind = LossKind::kL1;
   Bootstrap out;
   out.confidence = confidence;
   const std::vector<double> fitted = constants_of(expr);
