@@ -83,3 +83,12 @@ def rows(run, order=None):
         row.append(" / ".join(means))
         out.append(row)
     return out
+
+
+def selectivity(run, element="a"):
+    """{kind: [each seed's selectivity for the element]} ({} where no probe ran the Kepler probes)."""
+    out = {}
+    for kind, results in kepler_results(run).items():
+        values = [element_values(r.get("selectivity")).get(element) for r in results]
+        out[kind] = [v for v in values if v is not None]
+    return out

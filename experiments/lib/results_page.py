@@ -18,8 +18,9 @@ import os
 
 import behaviour_table
 import kepler_table
+import kind_sentences
 from seedstats import NONNEGATIVE, R2, UNBOUNDED, difference_ci
-from expconfig import model_seeds, seed_count
+from expconfig import is_control, model_seeds, seed_count
 
 NOT_RECORDED = "not recorded"
 ANSWER_MARKER = "<!-- answer-table {run} seeds={seeds} -->"
@@ -239,6 +240,13 @@ def run_section(run):
                   "over systems.", "",
                   ANSWER_MARKER.format(run=name, seeds=seeds)]
         lines += table(ANSWER_HEADER, answers) + [""]
+        kinds, labels = behaviour_table.by_kind(run)
+        cells = {k: behaviour_table.kind_cells(bs) for k, bs in kinds.items()}
+        controls = {k for k in kinds if is_control(config, k)}
+        lines += ["One sentence per model kind, each comparison within the kind's training data: against the first "
+                  "trained kind and the untrained control of that data, \"higher\"/\"lower\" only where the Welch "
+                  "95% interval of the difference excludes 0.", ""]
+        lines += kind_sentences.sentences(config, cells, labels, controls, kepler_table.selectivity(run)) + [""]
         differences = difference_rows(run)
         if differences:
             lines += ["Differences between model kinds trained on the same data (first minus second), Welch 95% "

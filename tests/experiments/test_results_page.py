@@ -244,6 +244,37 @@ class Page(unittest.TestCase):
         self.assertNotIn("| a − c |", text)  # ...but not compared with kinds trained on other data
         self.assertNotIn("| b − c |", text)
 
+    def test_one_sentence_per_kind_claims_only_what_its_interval_supports(self):
+        run = os.path.join(self.tmp, "run-sentences")
+        make_run(run)
+        with open(os.path.join(run, "experiment.json")) as f:
+            config = json.load(f)
+        config["models"]["untrained"] = {"label": "control: untrained"}
+        config["models"]["c"] = {"label": "model C"}
+        write(os.path.join(run, "experiment.json"), config)
+        for kind, ratios, masses in (("untrained", [100, 110, 120], None), ("c", [0.3, 0.5, 0.7], [0.4, 0.5, 0.6])):
+            for i, ratio in enumerate(ratios):
+                b = behaviour(ratio, -2.0, 0.01, False)
+                if masses:
+                    b["implied_acceleration"]["power_law"].update(mass_varies=True, mass_exponent=masses[i])
+                write(os.path.join(run, "models", f"{kind}/seed-{i + 1}", "eval.json"), {"behaviour": b})
+        result, text = self.generate(run)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # b - a: 0.4, Welch [0.173, 0.627] (the difference table's a - b negated); c - a: 0, SDs 0.2 and 0.1
+        self.assertIn("- **model B** [b]: did not learn Newton (passes in 0 of 3 seeds); 1-step error 0.9 [0.8, 1] "
+                      "of constant acceleration's; higher than model A's (difference 0.4 [0.173, 0.627]); lower "
+                      "than the untrained control's (difference -109 [-134, -84.3]).", text)
+        self.assertIn("- **model A** [a]: did not learn Newton (passes in 1 of 3 seeds); 1-step error 0.5 [0.4, 0.6] "
+                      "of constant acceleration's; lower than the untrained control's (difference -110 [-134, "
+                      "-84.7]).", text)
+        self.assertIn("[c]: did not learn Newton (passes in 0 of 3 seeds); 1-step error 0.5 [0.3, 0.7] of constant "
+                      "acceleration's; not separated from model A's (difference 0 [", text)
+        # 0.4, 0.5, 0.6 against 1: Student's t, 0.5 +- 0.248, entirely below 1
+        self.assertIn("star-mass exponent 0.5 [0.252, 0.748], below Newton's 1.", text)
+        self.assertIn("- **control: untrained** [untrained]: did not learn Newton (passes in 0 of 3 seeds); 1-step "
+                      "error 110 [100, 120] of constant acceleration's; higher than model A's (difference 110 [84.7, "
+                      "134]).", text)
+
     def test_kepler_probe_table_over_seeds(self):
         run = os.path.join(self.tmp, "run-kepler")
         make_run(run)
