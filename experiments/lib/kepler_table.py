@@ -85,10 +85,11 @@ def rows(run, order=None):
     return out
 
 
-def selectivity(run, element="a"):
-    """{kind: [each seed's selectivity for the element]} ({} where no probe ran the Kepler probes)."""
+def per_seed(run, element="a", what="test_r2"):
+    """{kind: [each seed's held-out R² (what="test_r2") or selectivity (what="selectivity") for the element]}
+    ({} where no probe ran the Kepler probes)."""
     out = {}
     for kind, results in kepler_results(run).items():
-        values = [element_values(r.get("selectivity")).get(element) for r in results]
+        values = [element_values(r.get(what)).get(element) for r in results]
         out[kind] = [v for v in values if v is not None]
     return out

@@ -2,14 +2,16 @@
 behavioural verdict over the seeds, the 1-step error (as a ratio to constant acceleration's) against the
 reference kind trained on the same data (the first kind of that data in the config, e.g. window 2) and against
 that data's untrained control, the star-mass exponent against Newton's 1 where the star's mass varies, and the
-Kepler probe's selectivity for the semi-major axis a where the probes ran.
+Kepler probe's held-out R² for the semi-major axis a against the untrained control's, where the probes ran. (Not
+against the raw input: an untrained network's random features read a better than a ridge on the raw window
+does, so selectivity over the raw input is passed by the control and is no evidence of training.)
 
 "higher"/"lower" is said only where the interval of the difference excludes 0; otherwise "not separated from",
 with the interval. Differences are Welch's t intervals (experiments/lib/seedstats.py, as difference_rows uses
 them), a mean's interval as seedstats chooses by the quantity's range.
 """
 import seedstats
-from seedstats import NONNEGATIVE, UNBOUNDED
+from seedstats import NONNEGATIVE, R2, UNBOUNDED
 
 
 def fmt(v):
@@ -49,7 +51,7 @@ def regimes(config, kinds):
 
 def sentences(config, cells, labels, controls, kepler_a=None):
     """One sentence per kind in cells' order. cells: {kind: behaviour_table.kind_cells(...)}; labels: {kind:
-    label}; controls: the set of control kinds; kepler_a: {kind: [each seed's selectivity for a]} or None."""
+    label}; controls: the set of control kinds; kepler_a: {kind: [each seed's Kepler R² for a]} or None."""
     data = regimes(config, cells)
     reference, control = {}, {}
     for kind in cells:  # the first trained kind and the first control of each training dataset
@@ -82,13 +84,13 @@ def sentences(config, cells, labels, controls, kepler_a=None):
                 text += (", below Newton's 1" if i.high < 0 else ", above Newton's 1" if i.low > 0
                          else ", not separated from Newton's 1")
             parts.append(text)
-        selectivity = (kepler_a or {}).get(kind)
-        if selectivity:
-            text = f"Kepler probe selectivity for a {mean_text(selectivity, UNBOUNDED)}"
-            i = seedstats.mean_ci(selectivity, UNBOUNDED)
-            if i is not None:
-                text += (" (above the raw input)" if i.low > 0 else " (below the raw input)" if i.high < 0
-                         else " (not separated from the raw input)")
+        r2 = (kepler_a or {}).get(kind)
+        if r2:
+            text = f"Kepler probe R² for a {mean_text(r2, R2)}"
+            if ctl and ctl != kind and (kepler_a or {}).get(ctl):
+                clause = against(r2, kepler_a[ctl], "the untrained control", R2)
+                if clause:
+                    text += ", " + clause
             parts.append(text)
         out.append(f"- **{labels.get(kind, kind)}** [{kind}]: {verdict}; " + "; ".join(parts) + ".")
     return out

@@ -258,22 +258,33 @@ class Page(unittest.TestCase):
                 if masses:
                     b["implied_acceleration"]["power_law"].update(mass_varies=True, mass_exponent=masses[i])
                 write(os.path.join(run, "models", f"{kind}/seed-{i + 1}", "eval.json"), {"behaviour": b})
+        # Kepler R² for a: a 0.8, 0.9, 1.0 against the control's 0.5, 0.6, 0.7 (Welch: 0.3 +- 0.227); b's equal
+        # to the control's. The raw input's is lower for all, which is why the control is the comparison.
+        for kind, r2s in (("a", [0.8, 0.9, 1.0]), ("b", [0.5, 0.6, 0.7]), ("untrained", [0.5, 0.6, 0.7])):
+            for i, r2 in enumerate(r2s):
+                write(os.path.join(run, "probe", f"{kind}/seed-{i + 1}", "probe.json"),
+                      {"probes": {"kepler": {"test_r2": {"a": r2, "e": 0, "cos_anomaly": 0, "sin_anomaly": 0},
+                                             "raw_input_test_r2": {"a": 0.1}}}})
         result, text = self.generate(run)
         self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("Kepler probe R² for a 0.9 [0.8, 1], higher than the untrained control's (difference 0.3 "
+                      "[0.0733, 0.527]).", text)
+        self.assertIn("Kepler probe R² for a 0.6 [0.5, 0.7], not separated from the untrained control's "
+                      "(difference 0 [-0.227, 0.227]).", text)
         # b - a: 0.4, Welch [0.173, 0.627] (the difference table's a - b negated); c - a: 0, SDs 0.2 and 0.1
         self.assertIn("- **model B** [b]: did not learn Newton (passes in 0 of 3 seeds); 1-step error 0.9 [0.8, 1] "
                       "of constant acceleration's; higher than model A's (difference 0.4 [0.173, 0.627]); lower "
-                      "than the untrained control's (difference -109 [-134, -84.3]).", text)
+                      "than the untrained control's (difference -109 [-134, -84.3]);", text)
         self.assertIn("- **model A** [a]: did not learn Newton (passes in 1 of 3 seeds); 1-step error 0.5 [0.4, 0.6] "
                       "of constant acceleration's; lower than the untrained control's (difference -110 [-134, "
-                      "-84.7]).", text)
+                      "-84.7]);", text)
         self.assertIn("[c]: did not learn Newton (passes in 0 of 3 seeds); 1-step error 0.5 [0.3, 0.7] of constant "
                       "acceleration's; not separated from model A's (difference 0 [", text)
         # 0.4, 0.5, 0.6 against 1: Student's t, 0.5 +- 0.248, entirely below 1
         self.assertIn("star-mass exponent 0.5 [0.252, 0.748], below Newton's 1.", text)
         self.assertIn("- **control: untrained** [untrained]: did not learn Newton (passes in 0 of 3 seeds); 1-step "
                       "error 110 [100, 120] of constant acceleration's; higher than model A's (difference 110 [84.7, "
-                      "134]).", text)
+                      "134]);", text)
 
     def test_kepler_probe_table_over_seeds(self):
         run = os.path.join(self.tmp, "run-kepler")
