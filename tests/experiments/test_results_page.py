@@ -71,6 +71,14 @@ def make_run(folder, seeds=3, provenance=True):
               {"started_utc": "2026-01-01T00:02:00Z", "finished_utc": "2026-01-01T00:02:30Z", "seconds": 30})
 
 
+def add_models(run, models):
+    """Adds model kinds ({kind: spec}) to the run's experiment.json."""
+    with open(os.path.join(run, "experiment.json")) as f:
+        config = json.load(f)
+    config["models"].update(models)
+    write(os.path.join(run, "experiment.json"), config)
+
+
 def listing(folder):
     out = []
     for dirpath, _, files in os.walk(folder):
@@ -230,10 +238,7 @@ class Page(unittest.TestCase):
     def test_differences_only_between_kinds_trained_on_the_same_data(self):
         run = os.path.join(self.tmp, "run-data")
         make_run(run)
-        with open(os.path.join(run, "experiment.json")) as f:
-            config = json.load(f)
-        config["models"]["c"] = {"label": "model C", "inputs": {"train": "train-mass"}}
-        write(os.path.join(run, "experiment.json"), config)
+        add_models(run, {"c": {"label": "model C", "inputs": {"train": "train-mass"}}})
         for i, ratio in enumerate([0.1, 0.2, 0.3]):
             write(os.path.join(run, "models", f"c/seed-{i + 1}", "eval.json"),
                   {"behaviour": behaviour(ratio, -2.0, 0.01, False)})
@@ -247,11 +252,7 @@ class Page(unittest.TestCase):
     def test_one_sentence_per_kind_claims_only_what_its_interval_supports(self):
         run = os.path.join(self.tmp, "run-sentences")
         make_run(run)
-        with open(os.path.join(run, "experiment.json")) as f:
-            config = json.load(f)
-        config["models"]["untrained"] = {"label": "control: untrained"}
-        config["models"]["c"] = {"label": "model C"}
-        write(os.path.join(run, "experiment.json"), config)
+        add_models(run, {"untrained": {"label": "control: untrained"}, "c": {"label": "model C"}})
         for kind, ratios, masses in (("untrained", [100, 110, 120], None), ("c", [0.3, 0.5, 0.7], [0.4, 0.5, 0.6])):
             for i, ratio in enumerate(ratios):
                 b = behaviour(ratio, -2.0, 0.01, False)
