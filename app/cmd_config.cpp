@@ -49,7 +49,14 @@ std::vector<KeyDoc> attention_kind_docs() {
   for (const auto& kind : model::attention_kinds()) {
     std::string keys;
     for (const auto& k : kind.keys) keys += (keys.empty() ? "" : ", ") + ("model." + std::string(k));
-    docs.push_back({std::string(kind.name), kind.fused ? "fused CUDA kernel" : "reference path only", "",
+    std::string paths;
+    auto add = [&](bool has, const char* path) {
+      if (has) paths += (paths.empty() ? "" : ", ") + std::string(path);
+    };
+    add(kind.sdpa != nullptr, "scaled_dot_product_attention");
+    add(kind.cpu_weights != nullptr, "CPU kernel");
+    add(kind.fused != nullptr, "fused CUDA kernel");
+    docs.push_back({std::string(kind.name), paths.empty() ? "reference path only" : paths, "",
                     keys.empty() ? "no keys of its own" : keys, std::string(kind.description)});
   }
   return docs;

@@ -1,5 +1,6 @@
 // Attention with any registered kind: the kind's fused CUDA kernel, its scaled_dot_product_attention form, or
-// its reference weights (model/src/attention_kinds.cpp), in query chunks; and RoPE. Rows are 0-based.
+// its reference weights (model/src/attention_kinds.cpp; on the CPU from the kind's CPU kernel where it has
+// one), in query chunks; and RoPE. Rows are 0-based.
 #include "orbitlaw/model/attention.hpp"
 
 #include <cmath>
@@ -41,13 +42,20 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
   const bool whole_rows = query_chunk <= 0 || query_chunk >= t;
   if (kind.sdpa && spec.allow_fused && whole_rows)
     return kind.sdpa(AttentionScores{q, k, spec, ssmax_scale, 0}, v);
-  if (whole_rows) return torch::matmul(attention_weights(q, k, spec, ssmax_scale), v);
+  // The kind's CPU kernel computes the reference weights in one pass per row (float32 only).
+  const bool cpu_kernel =
+      kind.cpu_weights && spec.allow_fused && q.device().is_cpu() && q.scalar_type() == torch::kFloat;
+  auto weights = [&](const torch::Tensor& rows_q, const torch::Tensor& keys_k, std::int64_t row_offset) {
+    if (!cpu_kernel) return attention_weights(rows_q, keys_k, spec, ssmax_scale, row_offset);
+    return kind.cpu_weights(AttentionScores{rows_q, keys_k, spec, ssmax_scale, row_offset});
+  };
+  if (whole_rows) return torch::matmul(weights(q, k, 0), v);
   // Row i only sees keys 0..i, so a chunk of rows needs only the keys up to its last row.
   std::vector<torch::Tensor> parts;
   for (std::int64_t start = 0; start < t; start += query_chunk) {
     const auto rows = std::min(query_chunk, t - start);
     const auto keys = start + rows;
-    auto w = attention_weights(q.narrow(-2, start, rows), k.narrow(-2, 0, keys), spec, ssmax_scale, start);
+    auto w = weights(q.narrow(-2, start, rows), k.narrow(-2, 0, keys), start);
     parts.push_back(torch::matmul(w, v.narrow(-2, 0, keys)));
   }
   return torch::cat(parts, -2);

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "orbitlaw/common/error.hpp"
+#include "orbitlaw/model/lssa_cpu_kernel.hpp"
 #ifdef ORBITLAW_WITH_FUSED_ATTENTION
 #include "orbitlaw/model/fused_attention.hpp"
 #endif
@@ -128,6 +129,20 @@ torch::Tensor lssar_weights(const AttentionScores& in) {
   return lssar_reweight(lssa_weights(in), in.spec.p, in.spec.offset_rows, in.row_offset);
 }
 
+// LSSA and LSSAR through the CPU kernel: the same normalised dot products, then one pass per row.
+torch::Tensor softplus_cpu_weights(const AttentionScores& in, bool reweight) {
+  auto qn = F::normalize(in.q, F::NormalizeFuncOptions().p(2).dim(-1));
+  auto kn = F::normalize(in.k, F::NormalizeFuncOptions().p(2).dim(-1));
+  return lssa_cpu_weights(torch::matmul(qn, kn.transpose(-2, -1)), {.head_dim = in.q.size(-1),
+                                                                    .row_offset = in.row_offset,
+                                                                    .reweight = reweight,
+                                                                    .p = in.spec.p,
+                                                                    .offset_rows = in.spec.offset_rows});
+}
+
+torch::Tensor lssa_cpu(const AttentionScores& in) { return softplus_cpu_weights(in, false); }
+torch::Tensor lssar_cpu(const AttentionScores& in) { return softplus_cpu_weights(in, true); }
+
 // Sigmoid attention (Ramapuram et al., ICLR 2025): A_ij = sigmoid(q.k / sqrt(d) - ln n_i) for j <= i, 0
 // above. Rows are not normalised; the bias -ln n_i keeps a row's total weight of order 1 at any length.
 torch::Tensor sigmoid_weights(const AttentionScores& in) {
@@ -170,6 +185,7 @@ std::vector<AttentionKindInfo> make_registry() {
            "length-scaled softplus attention: softplus(ln(d) ln(n_i) q.k) of unit rows q, k; rows normalised",
        .keys = {"allow_fused"},
        .weights = lssa_weights,
+       .cpu_weights = lssa_cpu,
        .fused = fused_softplus_kind,
        .fused_refuses = lssa_fused_refuses});
   kinds.push_back({.name = "lssar",
@@ -178,6 +194,7 @@ std::vector<AttentionKindInfo> make_registry() {
                        "offset_rows rows)",
                    .keys = {"p", "offset_rows", "allow_fused"},
                    .weights = lssar_weights,
+                   .cpu_weights = lssar_cpu,
                    .fused = fused_softplus_kind,
                    .fused_refuses = lssa_fused_refuses,
                    .label_detail = p_label});

@@ -17,7 +17,8 @@
 namespace orbitlaw::model {
 
 Json AttentionPath::json() const {
-  Json j{{"path", fused ? "fused" : (sdpa ? "sdpa" : "unfused")}, {"reason", reason}};
+  Json j{{"path", fused ? "fused" : (sdpa ? "sdpa" : (cpu_kernel ? "cpu_kernel" : "unfused"))},
+         {"reason", reason}};
   if (difference >= 0) j["parity_difference"] = difference;
   return j;
 }
@@ -57,6 +58,13 @@ AttentionPath choose_attention_path(const ModelConfig& model, const torch::Devic
                 "scaled_dot_product_attention: the kind is a softmax over scores, computed by PyTorch's "
                 "fused kernels (sequences longer than 2048 positions: the reference in query chunks)",
             .sdpa = true};
+  }
+  if (kind.cpu_weights && device.is_cpu()) {
+    return {
+        .reason =
+            "the kind's CPU kernel: the reference weights and their gradients in one pass per row, by hand "
+            "(float32)",
+        .cpu_kernel = true};
   }
   if (!kind.fused) return {false, "no fused kernel for this attention kind"};
   if (const std::string refused = kind.fused_refuses(spec); !refused.empty()) return {false, refused};

@@ -59,8 +59,8 @@ const ConfigSchema<ModelConfig>& ModelConfig::schema() {
               "ssmax: initial value of the learned per-head scale", Range::greater_than(0))
           .key(
               "allow_fused", [](auto& c) -> auto& { return c.attention.allow_fused; },
-              "use the kind's fused path: its CUDA kernel (lssa, lssar; after a parity check) or "
-              "scaled_dot_product_attention (softmax, window, ssmax)")
+              "use the kind's fused path: scaled_dot_product_attention (softmax, window, ssmax), the CPU "
+              "kernel (lssa, lssar; float32) or the CUDA kernel (lssa, lssar; after a parity check)")
           .choice("positional", &ModelConfig::positional,
                   std::vector<std::pair<Positional, std::string>>{{Positional::kLearned, "learned"},
                                                                   {Positional::kRope, "rope"}},

@@ -93,8 +93,41 @@ TEST_P(AttentionKinds, MatchesNaiveFloat64ReferenceInFloat32) {
   const auto want = output_and_grads(in64, g, true, spec_of(GetParam()));
   // p = 15 amplifies fp32 rounding of the weights 15-fold, hence the looser bound for LSSAR.
   const double tol = GetParam() == AttentionKind::kLssar ? 2e-3 : 2e-4;
-  for (const auto& [spec, what] : both_paths(spec_of(GetParam())))
+  for (const auto& [spec, what] : both_paths(spec_of(GetParam()))) {
     expect_close(output_and_grads(in32, g, false, spec), want, tol, tol, what + " fp32");
+    // Chunks start at row offsets that the CPU kernels (lssa, lssar) must honour.
+    expect_close(output_and_grads(in32, g, false, spec, 7), want, tol, tol, what + " fp32 chunked");
+  }
+}
+
+// The CPU kernel of LSSA and LSSAR (float32) against their reference formulas in float64, at the sweeps'
+// shape (batch 16, 2 heads, 128 positions, head size 16), for the powers and offsets the experiments use.
+TEST(CpuKernel, MatchesTheFloat64ReferenceAtTheSweepShape) {
+  auto in64 = random_inputs(16, 2, 128, 16, torch::kFloat64, 7);
+  auto in32 = random_inputs(16, 2, 128, 16, torch::kFloat32, 7);
+  auto g = torch::randn({16, 2, 128, 16}, torch::kFloat64);
+  struct Case {
+    AttentionKind kind;
+    double p;
+    int offset_rows;
+    double tol;
+  };
+  for (const Case& c : {Case{AttentionKind::kLssa, 15, 3, 2e-4}, Case{AttentionKind::kLssar, 15, 3, 2e-3},
+                        Case{AttentionKind::kLssar, 3, 3, 5e-4}, Case{AttentionKind::kLssar, 2.5, 0, 5e-4}}) {
+    AttentionSpec spec = spec_of(c.kind);
+    spec.p = c.p;
+    spec.offset_rows = c.offset_rows;
+    AttentionSpec reference = spec;
+    reference.allow_fused = false;
+    const auto want = output_and_grads(in64, g, false, reference);
+    const auto got = output_and_grads(in32, g, false, spec);
+    // Relative to each tensor's largest value: the gradients' scale grows with p.
+    for (std::size_t i = 0; i < 4; ++i) {
+      const double scale = want[i].abs().max().item<double>();
+      EXPECT_LE((got[i] - want[i]).abs().max().item<double>(), c.tol * scale)
+          << to_string(c.kind) << " p = " << c.p << " offset_rows = " << c.offset_rows << " tensor " << i;
+    }
+  }
 }
 
 TEST_P(AttentionKinds, RowsSumToOneAndNothingAboveTheDiagonal) {

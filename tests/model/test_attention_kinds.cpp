@@ -36,7 +36,7 @@ TEST(AttentionKinds, LabelsCarryTheKindsLabelDetail) {
   EXPECT_EQ(attention_label(spec), "sigmoid");
 }
 
-TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndEachKindHasItsFusedPath) {
+TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndEachKindHasItsFusedPaths) {
   for (const auto& info : attention_kinds()) {
     ModelConfig config;
     config.n_layer = 1;
@@ -51,13 +51,19 @@ TEST(AttentionKinds, OnlySsmaxLearnsAScaleAndEachKindHasItsFusedPath) {
     EXPECT_EQ(has_scale, info.name == "ssmax") << info.name;
     const bool softplus = info.name == "lssa" || info.name == "lssar";
     EXPECT_EQ(info.fused != nullptr, softplus) << info.name;
+    // On a GPU (a CUDA device needs none to be named) the CUDA kernel, on the CPU the CPU kernel.
     const auto path =
-        choose_attention_path(config, torch::Device(torch::kCPU), true, [](auto&&...) { return 0.0; });
+        choose_attention_path(config, torch::Device(torch::kCUDA), true, [](auto&&...) { return 0.0; });
     EXPECT_EQ(path.fused, softplus) << info.name << ": " << path.reason;
+    EXPECT_EQ(info.cpu_weights != nullptr, softplus) << info.name;
     // The softmax-over-scores kinds, and only they, run as scaled_dot_product_attention.
     const bool softmax_family = info.name == "softmax" || info.name == "window" || info.name == "ssmax";
     EXPECT_EQ(info.sdpa != nullptr, softmax_family) << info.name;
     EXPECT_EQ(path.json().at("path"), softplus ? "fused" : (softmax_family ? "sdpa" : "unfused"))
+        << info.name;
+    const auto on_cpu =
+        choose_attention_path(config, torch::Device(torch::kCPU), false, [](auto&&...) { return 0.0; });
+    EXPECT_EQ(on_cpu.json().at("path"), softplus ? "cpu_kernel" : (softmax_family ? "sdpa" : "unfused"))
         << info.name;
     config.attention.allow_fused = false;
     const auto off =

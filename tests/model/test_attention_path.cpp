@@ -41,8 +41,8 @@ ParityCheck stand_in(double difference, int& calls) {
 }
 
 TEST(AttentionPath, FusedOnlyAfterAPassedParityCheck) {
-  const torch::Device device(
-      torch::kCPU);  // the decision does not look at it; the stand-in check does not run
+  // A CUDA device needs no GPU to name; the stand-in check does not run on it.
+  const torch::Device device(torch::kCUDA);
   int calls = 0;
   const AttentionPath passed =
       choose_attention_path(model_with(AttentionKind::kLssar), device, true, stand_in(3e-6, calls));
@@ -70,7 +70,7 @@ TEST(AttentionPath, FusedOnlyAfterAPassedParityCheck) {
 }
 
 TEST(AttentionPath, NoCheckWhereNoFusedKernelWouldRun) {
-  const torch::Device device(torch::kCPU);
+  const torch::Device device(torch::kCUDA);
   int calls = 0;
   auto lssar_without_fused = model_with(AttentionKind::kLssar);
   lssar_without_fused.attention.allow_fused = false;
@@ -87,7 +87,29 @@ TEST(AttentionPath, NoCheckWhereNoFusedKernelWouldRun) {
     EXPECT_FALSE(path.json().contains("parity_difference"));
   }
   EXPECT_EQ(calls, 0);
-  EXPECT_FALSE(fused_kernel_available(device));
+  EXPECT_FALSE(fused_kernel_available(torch::Device(torch::kCPU)));
+}
+
+// On the CPU, LSSA and LSSAR train with their CPU kernel (no parity check: tests/model/test_attention.cpp
+// checks it against the naive float64 reference), unless allow_fused is off.
+TEST(AttentionPath, CpuKernelOnTheCpu) {
+  const torch::Device cpu(torch::kCPU);
+  int calls = 0;
+  for (const AttentionKind kind : {AttentionKind::kLssa, AttentionKind::kLssar}) {
+    for (const bool available : {false, true}) {
+      const AttentionPath path = choose_attention_path(model_with(kind), cpu, available, stand_in(0, calls));
+      EXPECT_TRUE(path.cpu_kernel) << path.reason;
+      EXPECT_FALSE(path.fused);
+      EXPECT_EQ(path.json().at("path"), "cpu_kernel");
+    }
+    auto reference = model_with(kind);
+    reference.attention.allow_fused = false;
+    const AttentionPath off = choose_attention_path(reference, cpu, false, stand_in(0, calls));
+    EXPECT_FALSE(off.cpu_kernel);
+    EXPECT_EQ(off.json().at("path"), "unfused");
+  }
+  EXPECT_FALSE(choose_attention_path(model_with(AttentionKind::parse("sigmoid")), cpu, false).cpu_kernel);
+  EXPECT_EQ(calls, 0);
 }
 
 // A CPU training run records its path and why.
@@ -106,8 +128,8 @@ TEST(AttentionPath, TrainingRecordsThePath) {
   ASSERT_EQ(train(r).steps, 2);
   std::ifstream in(dir / "train.provenance.json");
   const Json path = Json::parse(in).at("attention_path");
-  EXPECT_EQ(path.at("path"), "unfused");
-  EXPECT_EQ(path.at("reason"), "no fused kernel on this device");
+  EXPECT_EQ(path.at("path"), "cpu_kernel");
+  EXPECT_NE(path.at("reason").get<std::string>().find("CPU kernel"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

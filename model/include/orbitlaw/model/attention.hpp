@@ -17,7 +17,9 @@ namespace orbitlaw::model {
 // On CUDA tensors a kind's fused kernel is used when compiled in (ORBITLAW_WITH_FUSED_ATTENTION),
 // spec.allow_fused is set and the kind's fused_refuses(spec) is empty. On any device, a kind with a
 // scaled_dot_product_attention form (AttentionKindInfo::sdpa) uses it when spec.allow_fused is set and the
-// rows are not chunked; spec.allow_fused off gives the reference weights (the parity tests compare the two).
+// rows are not chunked. A kind with a CPU kernel (AttentionKindInfo::cpu_weights) computes its weights with
+// it on float32 CPU tensors when spec.allow_fused is set. spec.allow_fused off gives the reference weights
+// (the parity tests compare the paths).
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                         const AttentionSpec& spec, const torch::Tensor& ssmax_scale = {},
                         std::int64_t query_chunk = 0);

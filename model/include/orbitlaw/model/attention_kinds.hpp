@@ -40,6 +40,10 @@ struct AttentionKindInfo {
   std::vector<std::string_view> keys;  // the model-config keys besides "attention" that the kind reads
   // The unfused reference path: weights [B, H, T_q, T_k], zero for every key a row does not see.
   AttentionWeightsFn weights = nullptr;
+  // The reference weights computed by a hand-written CPU kernel (forward and backward in one pass per row,
+  // orbitlaw/model/lssa_cpu_kernel.hpp), or nullptr. Used for float32 CPU tensors when spec.allow_fused is
+  // set.
+  AttentionWeightsFn cpu_weights = nullptr;
   // The fused CUDA kernel's output [B, H, T, d], or nullptr for a kind without one. It is called on CUDA
   // tensors only, in builds with the kernels compiled in, when spec.allow_fused is set and
   // fused_refuses(spec) is empty; fused_refuses says why the kernel cannot compute this spec.

@@ -1,10 +1,10 @@
 #pragma once
 // Which attention path a model trains with on its device. Kinds that are a softmax over scores use PyTorch's
-// scaled_dot_product_attention on every device (checked against the reference by
-// tests/model/test_attention.cpp). The fused LSSA/LSSAR kernel is used on a GPU only after it has matched the
-// unfused reference (model::attention with allow_fused off) there, on one random batch of the model's own
-// head shape; on a mismatch the model trains on the unfused path. Either way the run records the path and why
-// (train.provenance.json, "attention_path").
+// scaled_dot_product_attention on every device, and kinds with a CPU kernel use it on the CPU (both checked
+// against the reference by tests/model/test_attention.cpp). The fused LSSA/LSSAR kernel is used on a GPU only
+// after it has matched the unfused reference (model::attention with allow_fused off) there, on one random
+// batch of the model's own head shape; on a mismatch the model trains on the unfused path. Either way the run
+// records the path and why (train.provenance.json, "attention_path").
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -23,8 +23,9 @@ inline constexpr double kFusedParityTolerance = 1e-4;
 struct AttentionPath {
   bool fused = false;
   std::string reason;
-  double difference = -1;  // the parity check's relative difference; -1 when no check ran
-  bool sdpa = false;       // the kind's scaled_dot_product_attention form (AttentionKindInfo::sdpa)
+  double difference = -1;   // the parity check's relative difference; -1 when no check ran
+  bool sdpa = false;        // the kind's scaled_dot_product_attention form (AttentionKindInfo::sdpa)
+  bool cpu_kernel = false;  // the kind's CPU kernel for its weights (AttentionKindInfo::cpu_weights)
   Json json() const;
 };
 
