@@ -1066,7 +1066,19 @@ def write_results_page(page, runs, check=False):
         raise ReportError(f"the run folders are of different experiments ({', '.join(sorted(experiments))}); "
                           "one results page per experiment")
     command = " ".join(["python3 experiments/report.py", "--results-page", page] + [f"--run {r}" for r in runs])
-    text = results_page.page(experiments.pop(), folders, command)
+    # Each run's per-kind plot beside the page: PAGE-without-.md-RUN-kinds.png (drawn unless checking).
+    stem, folder = os.path.splitext(os.path.basename(page))[0], os.path.dirname(os.path.abspath(page))
+
+    missing = []
+
+    def figure(run, config):
+        name = f"{stem}-{os.path.basename(os.path.normpath(run))}-kinds.png"
+        found = results_page.kind_figure(run, config, name, folder, write=not check)
+        if found and check and not os.path.exists(os.path.join(folder, name)):
+            missing.append(name)
+        return found
+
+    text = results_page.page(experiments.pop(), folders, command, figure)
     if check:
         try:
             with open(page) as f:
@@ -1077,6 +1089,10 @@ def write_results_page(page, runs, check=False):
             print("\n".join(difflib.unified_diff(current.splitlines(), text.splitlines(), page, "from the run folders",
                                                  lineterm="")))
             print(f"report: error: '{page}' differs from the page its run folders give", file=sys.stderr)
+            return 1
+        if missing:
+            print(f"report: error: the page's plot{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                  f"{'are' if len(missing) > 1 else 'is'} missing beside it", file=sys.stderr)
             return 1
         print(f"report: '{page}' is the page its run folders give")
         return 0

@@ -18,6 +18,7 @@ import os
 
 import behaviour_table
 import kepler_table
+import kind_plot
 import kind_sentences
 from seedstats import NONNEGATIVE, R2, UNBOUNDED, difference_ci
 from expconfig import is_control, model_seeds, seed_count
@@ -223,7 +224,20 @@ def probe_rows(run, config):
     return rows
 
 
-def run_section(run):
+def kind_figure(run, config, name, folder, write):
+    """The per-kind plot of `run` (experiments/lib/kind_plot.py) as `name` in `folder`, drawn where `write` is
+    set; its name, or None where no kind has a value to plot."""
+    data = training_data(config)
+    if not kind_plot.plotted(kind_plot.points(run, config, data)):
+        return None
+    if write:
+        kind_plot.draw(run, config, data, os.path.join(folder, name))
+    return name
+
+
+def run_section(run, figure=None):
+    """The page's section of one run folder; figure(run, config): the file name of its per-kind plot, or
+    None."""
     config = read_json(os.path.join(run, "experiment.json")) or {}
     name = os.path.basename(os.path.normpath(run))
     seeds = seed_count(config)
@@ -248,6 +262,10 @@ def run_section(run):
                   "the control's random features already beat a ridge on the raw input), \"higher\"/\"lower\" "
                   "only where the Welch 95% interval of the difference excludes 0.", ""]
         lines += kind_sentences.sentences(config, cells, labels, controls, kepler_table.per_seed(run)) + [""]
+        plot = figure(run, config) if figure else None
+        if plot:
+            lines += [f"![Each model kind over its seeds: the quantities of the sentences, with 95% intervals]({plot})",
+                      ""]
         differences = difference_rows(run)
         if differences:
             lines += ["Differences between model kinds trained on the same data (first minus second), Welch 95% "
@@ -278,7 +296,7 @@ def run_section(run):
     return lines
 
 
-def page(experiment, runs, command):
+def page(experiment, runs, command, figure=None):
     lines = [f"# Results: {experiment}", "",
              "Generated from run folders by the report step; do not edit by hand, regenerate:", "",
              "```", command, "```", "",
@@ -286,5 +304,5 @@ def page(experiment, runs, command):
              "folder. How to read these tables: docs/experiments.md (Reading the report); the test and the verdict: "
              "docs/design.md section 6c.", ""]
     for run in runs:
-        lines += run_section(run)
+        lines += run_section(run, figure)
     return "\n".join(lines).rstrip() + "\n"

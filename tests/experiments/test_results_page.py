@@ -304,6 +304,53 @@ class Page(unittest.TestCase):
                       "0.2 [0.2, 0.2] | 0.6 [0.6, 0.6] | 0.5 / 0.1 / 0.1 |", text)
         self.assertNotIn("| b | 3 | 0.", text)  # b's probes did not run the Kepler probes
 
+    def test_per_kind_plot_beside_the_page_with_the_tables_intervals(self):
+        run = os.path.join(self.tmp, "run-plot")
+        make_run(run)
+        add_models(run, {"c": {"label": "model C", "inputs": {"train": "train-mass"}}})
+        for i, (ratio, mass) in enumerate(zip([0.3, 0.5, 0.7], [0.4, 0.5, 0.6])):
+            b = behaviour(ratio, -2.0, 0.01, False)
+            b["implied_acceleration"]["power_law"].update(mass_varies=True, mass_exponent=mass)
+            b["mass_transplant"] = {"slope": 0.9}
+            write(os.path.join(run, "models", f"c/seed-{i + 1}", "eval.json"), {"behaviour": b})
+        for i, r2 in enumerate([0.7, 0.8, 0.9]):
+            write(os.path.join(run, "probe", f"a/seed-{i + 1}", "probe.json"),
+                  {"probes": {"kepler": {"test_r2": {"a": r2}}}})
+        page = os.path.join(self.tmp, "page.md")
+        result, text = self.generate(run, page=page)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("](page-run-plot-kinds.png)", text)
+        with open(os.path.join(self.tmp, "page-run-plot-kinds.png"), "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+        import kind_plot
+        with open(os.path.join(run, "experiment.json")) as f:
+            config = json.load(f)
+        groups = dict(kind_plot.points(run, config, results_page.training_data(config)))
+        self.assertEqual(sorted(groups), ["train", "train-mass"])  # one row of panels per training set
+        kinds = {kind: stats for kind, _, _, stats in groups["train"]}
+        self.assertEqual(kinds["a"]["ratio"][0], [0.4, 0.5, 0.6])
+        for got, want in zip(kinds["a"]["ratio"][1][:3], (0.5, 0.4, 0.6)):  # bounded: the bootstrap, the span
+            self.assertAlmostEqual(got, want, places=12)
+        estimate, low, high = kinds["a"]["r_exponent"][1][:3]  # Student's t: -1.99 +- 0.0248, as the table
+        self.assertAlmostEqual(estimate, -1.99, places=12)
+        self.assertAlmostEqual(high - estimate, 4.302653 * 0.01 / 3 ** 0.5, places=5)
+        self.assertEqual(kinds["a"]["kepler_a"][0], [0.7, 0.8, 0.9])
+        self.assertNotIn("kepler_a", kinds["b"])  # b's probes did not run the Kepler probes
+        self.assertNotIn("mass_exponent", kinds["a"])  # the star's mass does not vary in a's data
+        (kind, _, _, c), = groups["train-mass"]
+        self.assertEqual(kind, "c")
+        estimate, low, high = c["mass_exponent"][1][:3]  # 0.5 +- 4.303 * 0.1 / sqrt(3)
+        self.assertAlmostEqual(high - estimate, 4.302653 * 0.1 / 3 ** 0.5, places=5)
+        self.assertEqual(c["s"][0], [0.9, 0.9, 0.9])  # the mass transplant's slope where the mass varies
+
+        # --check wants the plot beside the page, as the page links it
+        os.remove(os.path.join(self.tmp, "page-run-plot-kinds.png"))
+        check = [PYTHON, os.path.join(ROOT, "experiments", "report.py"), "--results-page", page, "--check", "--run", run]
+        result = subprocess.run(check, capture_output=True, text=True)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("page-run-plot-kinds.png is missing", result.stderr)
+
     def test_refuses_a_page_inside_a_run_folder_and_mixed_experiments(self):
         run = os.path.join(self.tmp, "run")
         make_run(run)
