@@ -20,6 +20,7 @@ import behaviour_table
 import kepler_table
 import kind_plot
 import kind_sentences
+import run_differences
 from seedstats import NONNEGATIVE, R2, UNBOUNDED, difference_ci
 from expconfig import is_control, model_seeds, seed_count
 
@@ -305,4 +306,13 @@ def page(experiment, runs, command, figure=None):
              "docs/design.md section 6c.", ""]
     for run in runs:
         lines += run_section(run, figure)
+    between = run_differences.rows(runs, training_data) if len(runs) > 1 else []
+    if between:
+        lines += ["## Between runs", "",
+                  "The same model kind in two run folders of this page (the later folder minus the earlier), with "
+                  "every key of its train config and of its training data's simulate config that differs between "
+                  "the two (experiments/lib/run_differences.py). Welch 95% intervals over seeds; a difference is "
+                  "one the configs make only where the configs list what differs.", ""]
+        lines += table(["kind", "runs", "what differs", "quantity", "difference", "95% interval", "excludes 0"],
+                       between) + [""]
     return "\n".join(lines).rstrip() + "\n"

@@ -351,6 +351,32 @@ class Page(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("page-run-plot-kinds.png is missing", result.stderr)
 
+    def test_the_same_kind_in_two_runs_with_what_differs_in_their_configs(self):
+        runs = []
+        for name, steps, ratios in (("run-3000", 3000, None), ("run-6000", 6000, [0.1, 0.2, 0.3])):
+            run = os.path.join(self.tmp, name)
+            make_run(run)
+            for kind in ("a", "b"):
+                write(os.path.join(run, "configs", f"train-{kind}-seed-1.json"),
+                      {"seed": 1, "train": {"max_steps": steps, "lr": 0.003}})
+            write(os.path.join(run, "configs", "simulate-train.json"), {"systems": 100})
+            for i, ratio in enumerate(ratios or []):  # a trained longer: 0.1, 0.2, 0.3 against 0.4, 0.5, 0.6
+                write(os.path.join(run, "models", f"a/seed-{i + 1}", "eval.json"),
+                      {"behaviour": behaviour(ratio, -2.0, 0.01, False)})
+            runs.append(run)
+        result, text = self.generate(*runs)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("## Between runs", text)
+        # Welch: -0.3 +- t(0.975, 4) * sqrt(0.01 / 3 + 0.01 / 3) = 2.776 * 0.0816 = 0.227
+        self.assertIn("| a | run-6000 − run-3000 | train.train.max_steps 3000 → 6000 | 1-step ratio | -0.3 | "
+                      "[-0.527, -0.0733] | yes |", text)
+        self.assertIn("| b | run-6000 − run-3000 | train.train.max_steps 3000 → 6000 | 1-step ratio | 0 |", text)
+        self.assertNotIn("| data.", text)  # the same training data in both runs
+        self.assertNotIn("train.seed", text)  # the seed is not a difference of the runs
+
+        result, text = self.generate(runs[0])
+        self.assertNotIn("## Between runs", text)  # one run: nothing to compare
+
     def test_refuses_a_page_inside_a_run_folder_and_mixed_experiments(self):
         run = os.path.join(self.tmp, "run")
         make_run(run)
