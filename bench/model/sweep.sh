@@ -3,8 +3,9 @@
 # context-128 RoPE regression model, batch 16) for every attention kind, on the CPU, all measured in this run:
 #   today   the reference attention formulas (model.allow_fused off), one 2-thread process at a time: how the
 #           driver trained a sweep before scaled_dot_product_attention and before --jobs defaulted to the cores;
-#   new     the fused path (scaled_dot_product_attention for softmax, window and ssmax; the other kinds have no
-#           CPU fused path and run their reference), one 1-thread process per core side by side (--jobs = cores);
+#   new     the fused path (scaled_dot_product_attention for softmax, window and ssmax; the CPU kernel for lssa
+#           and lssar; sigmoid has neither and runs its reference), one 1-thread process per core side by side
+#           (--jobs = cores);
 #   alone   the new path's 1-thread process with the machine to itself, beside
 #   PyTorch the same model and path in Python PyTorch (gpt_reference.py), one thread.
 # It prints tokens/s per core, models per hour for a sweep of 6000-step trainings (the locality default) with

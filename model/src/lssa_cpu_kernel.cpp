@@ -258,6 +258,9 @@ class LssaRows : public torch::autograd::Function<LssaRows> {
     const LssaRowsSpec spec{ctx->saved_data["head_dim"].toInt(), ctx->saved_data["row_offset"].toInt(),
                             ctx->saved_data["reweight"].toBool(), ctx->saved_data["p"].toDouble(),
                             static_cast<int>(ctx->saved_data["offset_rows"].toInt())};
+    if (!grads[0].defined())  // the weights did not reach the loss
+      return {torch::Tensor(), torch::Tensor(), torch::Tensor(),
+              torch::Tensor(), torch::Tensor(), torch::Tensor()};
     const torch::Tensor grad = grads[0].contiguous();
     const RowShape shape{lssa.size(-2), lssa.size(-1)};
     const std::int64_t rows = lssa.numel() / std::max<std::int64_t>(shape.keys, 1);
