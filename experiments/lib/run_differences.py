@@ -3,8 +3,9 @@ two budgets) compared with itself, run against run, with what differs between th
 
 A difference between runs is a difference the configs make only where the configs say what differs, so each
 row lists the keys of the kind's resolved train config (RUN/configs/train-KIND[-seed-1].json, the seed left
-out) and of its training data's simulate config (RUN/configs/simulate-DATA.json) whose values differ. The
-intervals are the results pages' (experiments/lib/seedstats.py): Welch's t for the 1-step ratio and the
+out) and of its training data's simulate config (RUN/configs/simulate-DATA.json) whose values differ, and the
+attention path that trained it where that differs (train.provenance.json: the same formula, other arithmetic).
+The intervals are the results pages' (experiments/lib/seedstats.py): Welch's t for the 1-step ratio and the
 star-mass exponent (no bound on their difference) and for the Kepler R² of a.
 """
 import json
@@ -43,6 +44,13 @@ def kind_configs(run, kind, data):
     simulate = read_json(os.path.join(configs, f"simulate-{data}.json")) or {}
     out = {f"train.{k}": v for k, v in flat(train).items()}
     out.update({f"data.{k}": v for k, v in flat(simulate).items()})
+    # The attention path that trained it (train.provenance.json): the same formula, but another arithmetic.
+    models = os.path.join(run, "models", kind)
+    provenance = read_json(os.path.join(models, "seed-1", "train.provenance.json")) or read_json(
+        os.path.join(models, "train.provenance.json")) or {}
+    path = (provenance.get("attention_path") or {}).get("path")
+    if path is not None:
+        out["attention path"] = path
     return out
 
 
