@@ -13,7 +13,6 @@ The README's answer table is generated from these pages (scripts/readme_answer.p
 import datetime
 import glob
 import itertools
-import json
 import os
 
 import behaviour_table
@@ -21,6 +20,7 @@ import kepler_table
 import kind_plot
 import kind_sentences
 import run_differences
+from run_differences import read_json  # None where the file is missing or not JSON
 from seedstats import NONNEGATIVE, R2, UNBOUNDED, difference_ci
 from expconfig import is_control, model_seeds, seed_count
 
@@ -31,14 +31,6 @@ ANSWER_HEADER = ["model", "seeds", "learned in", "1-step median / constant accel
 
 
 # --- what the run folder records ---------------------------------------------------------------------------
-
-
-def read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def duration(seconds):
