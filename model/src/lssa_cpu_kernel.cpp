@@ -48,7 +48,8 @@ Row row_of(std::int64_t flat_row, const RowShape& shape, const LssaRowsSpec& spe
 }
 
 // The row loops below are plain arithmetic (no library calls, no reductions in the same loop), so that the
-// compiler vectorises them; they are compiled for AVX-512, AVX2 and the baseline, chosen at load time.
+// compiler vectorises them; they are compiled for AVX-512, AVX2 and the baseline, chosen at load time, and
+// without contracting a*b+c into a fused multiply-add (model/CMakeLists.txt says why).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define ORBITLAW_ROW_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else

@@ -8,6 +8,7 @@
 #include "naive_attention.hpp"
 #include "orbitlaw/model/attention.hpp"
 #include "orbitlaw/model/attention_kinds.hpp"
+#include "orbitlaw/model/lssa_cpu_kernel.hpp"
 
 namespace orbitlaw::model {
 namespace {
@@ -126,6 +127,50 @@ TEST(CpuKernel, MatchesTheFloat64ReferenceAtTheSweepShape) {
       const double scale = want[i].abs().max().item<double>();
       EXPECT_LE((got[i] - want[i]).abs().max().item<double>(), c.tol * scale)
           << to_string(c.kind) << " p = " << c.p << " offset_rows = " << c.offset_rows << " tensor " << i;
+    }
+  }
+}
+
+// The kernel's values and gradients are a function of the numbers alone, not of where they lie in memory (a
+// run repeated with another heap layout must reproduce its predictions exactly). One 11 x 11 block repeated
+// in 16 heads puts its rows at every float alignment (head h starts 121 h floats in); the same numbers placed
+// at every shift past an aligned allocation move the inputs too. Rows of 11 and 63 keys leave remainders
+// after every vector width.
+TEST(CpuKernel, ResultsDoNotDependOnMemoryAlignment) {
+  torch::manual_seed(11);
+  for (const std::int64_t t : {11, 63}) {
+    const auto dots = (torch::rand({1, 1, t, t}, torch::kFloat32) * 2 - 1).expand({2, 8, t, t}).contiguous();
+    const auto grad = torch::randn({1, 1, t, t}, torch::kFloat32).expand({2, 8, t, t}).contiguous();
+    for (const bool reweight : {false, true}) {
+      const LssaRowsSpec spec{16, 0, reweight, 15, 3};
+      torch::Tensor first_value, first_grad;
+      for (std::int64_t shift = 0; shift < 16; ++shift) {
+        auto storage = torch::zeros({dots.numel() + 16}, torch::kFloat32);
+        auto placed = storage.narrow(0, shift, dots.numel()).view(dots.sizes());
+        placed.copy_(dots);
+        auto grad_storage = torch::zeros({grad.numel() + 16}, torch::kFloat32);
+        auto placed_grad = grad_storage.narrow(0, 15 - shift, grad.numel()).view(grad.sizes());
+        placed_grad.copy_(grad);
+        placed.requires_grad_(true);
+        const auto value = lssa_cpu_weights(placed, spec).detach();
+        lssa_cpu_weights(placed, spec).backward(placed_grad);
+        const auto value_grad = placed.grad();
+        const std::string where = "T " + std::to_string(t) + " reweight " + std::to_string(reweight) +
+                                  " shift " + std::to_string(shift);
+        for (std::int64_t head = 1; head < 16; ++head) {
+          EXPECT_TRUE(torch::equal(value.view({16, t, t})[head], value.view({16, t, t})[0]))
+              << where << " head " << head;
+          EXPECT_TRUE(torch::equal(value_grad.view({16, t, t})[head], value_grad.view({16, t, t})[0]))
+              << where << " head " << head;
+        }
+        if (shift == 0) {
+          first_value = value.clone();
+          first_grad = value_grad.clone();
+          continue;
+        }
+        EXPECT_TRUE(torch::equal(value, first_value)) << where;
+        EXPECT_TRUE(torch::equal(value_grad, first_grad)) << where;
+      }
     }
   }
 }
