@@ -30,11 +30,13 @@ import math
 import os
 import re
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import answer  # noqa: E402  the answer section's statistics and sentences
 import behaviour_table  # noqa: E402  the behavioural test's tables (docs/design.md section 6c)
 import kepler_table  # noqa: E402  the Kepler probes' table (docs/design.md section 6b)
+import kind_plot  # noqa: E402  the per-kind plot beside a results page
 import report_html  # noqa: E402  the HTML page of the report's Markdown
 import results_page  # noqa: E402  docs/results/<experiment>.md from run folders
 from expconfig import is_control, model_seeds, seed_count  # noqa: E402  the driver's own rules
@@ -949,9 +951,19 @@ def claim_plot(out, name):
 
 
 def write_atomic(path, text):
-    with open(path + ".tmp", "w") as f:
-        f.write(text)
-    os.replace(path + ".tmp", path)
+    """Writes `text` to `path` through a new temporary file beside it (never a name a user's file may have), so
+    that an interrupted write leaves the earlier file whole."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=os.path.dirname(path) or ".")
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # the mode open() would give, not mkstemp's 0600
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.remove(tmp)
+        raise
 
 
 def main():
@@ -1068,11 +1080,25 @@ def write_results_page(page, runs, check=False):
     command = " ".join(["python3 experiments/report.py", "--results-page", page] + [f"--run {r}" for r in runs])
     # Each run's per-kind plot beside the page: PAGE-without-.md-RUN-kinds.png (drawn unless checking).
     stem, folder = os.path.splitext(os.path.basename(page))[0], os.path.dirname(os.path.abspath(page))
+    plots = {run: f"{stem}-{os.path.basename(os.path.normpath(run))}-kinds.png" for run in folders}
+    if len(set(plots.values())) < len(folders):
+        raise ReportError("two run folders have the same name, so their plots would have one file name; "
+                          "give each run folder its own name")
+    if not check:
+        # Everything is checked before anything is written: only a page and plots that this step wrote are
+        # replaced (docs/experiments.md, Results pages).
+        if os.path.lexists(page) and not results_page.is_page(page):
+            raise ReportError(f"'{page}' exists and is not a results page (it does not begin with "
+                              f"'{results_page.TITLE}...' and the generated-from-run-folders line); not replacing it")
+        for name in plots.values():
+            path = os.path.join(folder, name)
+            if os.path.lexists(path) and not kind_plot.is_drawn_here(path):
+                raise ReportError(f"'{path}' exists and is not a plot a results page drew; not replacing it")
 
     missing = []
 
     def figure(run, config):
-        name = f"{stem}-{os.path.basename(os.path.normpath(run))}-kinds.png"
+        name = plots[run]
         found = results_page.kind_figure(run, config, name, folder, write=not check)
         if found and check and not os.path.exists(os.path.join(folder, name)):
             missing.append(name)

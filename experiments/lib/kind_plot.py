@@ -5,9 +5,11 @@ and in the star's mass, the transplant slope s and the Kepler probe's held-out R
 results pages' (experiments/lib/seedstats.py chooses the method by the quantity's range), so the plot and the
 tables beside it say the same thing.
 
-points(run) gives the numbers (tested); draw(run, path) plots them.
+points(run) gives the numbers (tested); draw(run, path) plots them, marked as this module's in the PNG's text
+(is_drawn_here(path)), so that a later page replaces only a plot it drew.
 """
 import os
+import tempfile
 
 import behaviour_table
 import kepler_table
@@ -23,6 +25,31 @@ QUANTITIES = (
     ("s", "transplant slope s", UNBOUNDED, ((0.0, "Newton step"), (1.0, "const. accel."))),
     ("kepler_a", "Kepler probe R² of a", R2, ()),
 )
+
+
+# The PNG text chunk (keyword, text) that marks a plot draw() wrote.
+MARK = ("Comment", "orbitlaw results-page kind plot")
+
+
+def is_drawn_here(path):
+    """True where `path` is a PNG whose text chunks, before its image data, include MARK."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                return False
+            while True:
+                head = f.read(8)
+                if len(head) < 8:
+                    return False
+                length, kind = int.from_bytes(head[:4], "big"), head[4:]
+                if kind in (b"IDAT", b"IEND") or length > 1 << 20:
+                    return False
+                data = f.read(length)
+                f.read(4)  # CRC
+                if kind == b"tEXt" and data.split(b"\0", 1) == [s.encode("latin-1") for s in MARK]:
+                    return True
+    except OSError:
+        return False
 
 
 def seed_values(bs, kepler):
@@ -109,8 +136,14 @@ def draw(run, config, data, path):
         axes[g][0].set_ylabel(f"trained on {data}", fontsize=9)
     fig.suptitle("Each kind over its seeds: dots, seeds; diamond and bar, mean and 95% interval", fontsize=10)
     fig.tight_layout()
-    tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=100, metadata={"Software": None})
-    plt.close(fig)
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=".kinds-", suffix=".png", dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, format="png", dpi=100, metadata={"Software": None, MARK[0]: MARK[1]})
+        os.replace(tmp, path)
+    except BaseException:
+        os.remove(tmp)
+        raise
+    finally:
+        plt.close(fig)
     return True

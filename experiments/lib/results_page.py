@@ -289,9 +289,23 @@ def run_section(run, figure=None):
     return lines
 
 
+# The first lines of every page page() writes: an existing file is replaced only where it begins so.
+TITLE = "# Results: "
+GENERATED = "Generated from run folders by the report step; do not edit by hand, regenerate:"
+
+
+def is_page(path):
+    """True where the file at `path` begins as page() writes a page (its title, then GENERATED)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = [f.readline().rstrip("\n") for _ in range(3)]
+    except (OSError, UnicodeDecodeError):
+        return False
+    return head[0].startswith(TITLE) and head[1:] == ["", GENERATED]
+
+
 def page(experiment, runs, command, figure=None):
-    lines = [f"# Results: {experiment}", "",
-             "Generated from run folders by the report step; do not edit by hand, regenerate:", "",
+    lines = [f"{TITLE}{experiment}", "", GENERATED, "",
              "```", command, "```", "",
              "The run folders are not in the repository; each section names the command and commits that made its "
              "folder. How to read these tables: docs/experiments.md (Reading the report); the test and the verdict: "

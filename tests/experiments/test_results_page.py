@@ -380,6 +380,52 @@ class Page(unittest.TestCase):
         result, text = self.generate(runs[0])
         self.assertNotIn("## Between runs", text)  # one run: nothing to compare
 
+    def test_replaces_only_a_page_and_plots_that_it_wrote(self):
+        run = os.path.join(self.tmp, "run")
+        make_run(run)
+        page, plot = os.path.join(self.tmp, "page.md"), os.path.join(self.tmp, "page-run-kinds.png")
+        result, _ = self.generate(run, page=page)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        result, _ = self.generate(run, page=page)  # its own page and plot: replaced
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(plot, "rb") as f:
+            drawn = f.read()
+
+        # A user's file where the page would go: refused, and nothing written, the plot included.
+        os.remove(plot)
+        write(page, {"notes": "mine"})
+        with open(page) as f:
+            mine = f.read()
+        result, _ = self.generate(run, page=page)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("is not a results page", result.stderr)
+        self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+        with open(page) as f:
+            self.assertEqual(f.read(), mine)
+        self.assertFalse(os.path.exists(plot))
+
+        # A PNG of the plot's name that the page did not draw (another tool's image, the mark removed): refused,
+        # and the page is not written either.
+        os.remove(page)
+        foreign = drawn.replace(b"orbitlaw results-page kind plot", b"orbitlaw results-page kind plo_")
+        with open(plot, "wb") as f:
+            f.write(foreign)
+        result, _ = self.generate(run, page=page)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("is not a plot a results page drew", result.stderr)
+        with open(plot, "rb") as f:
+            self.assertEqual(f.read(), foreign)
+        self.assertFalse(os.path.exists(page))
+
+        # Two run folders of one name would share a plot file: refused.
+        twin = os.path.join(self.tmp, "elsewhere", "run")
+        make_run(twin)
+        os.remove(plot)
+        result, _ = self.generate(run, twin, page=page)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("same name", result.stderr)
+        self.assertEqual(sorted(n for n in os.listdir(self.tmp) if not os.path.isdir(os.path.join(self.tmp, n))), [])
+
     def test_refuses_a_page_inside_a_run_folder_and_mixed_experiments(self):
         run = os.path.join(self.tmp, "run")
         make_run(run)
