@@ -30,10 +30,10 @@ import math
 import os
 import re
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
 import answer  # noqa: E402  the answer section's statistics and sentences
+import atomic_file  # noqa: E402  files written whole or not at all
 import behaviour_table  # noqa: E402  the behavioural test's tables (docs/design.md section 6c)
 import kepler_table  # noqa: E402  the Kepler probes' table (docs/design.md section 6b)
 import kind_plot  # noqa: E402  the per-kind plot beside a results page
@@ -951,19 +951,7 @@ def claim_plot(out, name):
 
 
 def write_atomic(path, text):
-    """Writes `text` to `path` through a new temporary file beside it (never a name a user's file may have), so
-    that an interrupted write leaves the earlier file whole."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=os.path.dirname(path) or ".")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # the mode open() would give, not mkstemp's 0600
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.remove(tmp)
-        raise
+    atomic_file.write_text(path, text)
 
 
 def main():

@@ -17,6 +17,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "experiments", "lib"))
+import atomic_file  # noqa: E402  the README written whole or not at all
 from results_page import ANSWER_HEADER  # noqa: E402  the pages' answer table
 
 BEGIN = "<!-- answer-table: generated from docs/results/*.md by scripts/readme_answer.py; do not edit -->"
@@ -99,9 +100,7 @@ def main():
               "scripts/readme_answer.py to regenerate it", file=sys.stderr)
         return 1
     new = lines[:start] + block + lines[end + 1:]
-    with open(args.readme + ".tmp", "w") as f:
-        f.write("\n".join(new) + ("\n" if text.endswith("\n") else ""))
-    os.replace(args.readme + ".tmp", args.readme)
+    atomic_file.write_text(args.readme, "\n".join(new) + ("\n" if text.endswith("\n") else ""))
     print(f"readme_answer: {args.readme}: {len(block) - 4} rows from {args.pages}")
     return 0
 

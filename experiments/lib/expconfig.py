@@ -12,7 +12,8 @@ that rule lives: the driver and the report both call it.
 """
 import copy
 import json
-import os
+
+import atomic_file
 
 KNOWN_TOP_LEVEL = {
     "experiment", "description", "seed", "threads", "stages", "inputs", "datasets", "train", "models", "eval",
@@ -44,11 +45,7 @@ def load(path):
 
 def write_json(path, value):
     """Written under a temporary name and renamed into place, so a killed run never leaves half a file."""
-    tmp = path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(value, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    atomic_file.write_text(path, json.dumps(value, indent=2) + "\n")
 
 
 def deep_merge(base, overlay):

@@ -9,8 +9,8 @@ points(run) gives the numbers (tested); draw(run, path) plots them, marked as th
 (is_drawn_here(path)), so that a later page replaces only a plot it drew.
 """
 import os
-import tempfile
 
+import atomic_file
 import behaviour_table
 import kepler_table
 import seedstats
@@ -136,14 +136,10 @@ def draw(run, config, data, path):
         axes[g][0].set_ylabel(f"trained on {data}", fontsize=9)
     fig.suptitle("Each kind over its seeds: dots, seeds; diamond and bar, mean and 95% interval", fontsize=10)
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(prefix=".kinds-", suffix=".png", dir=os.path.dirname(os.path.abspath(path)))
     try:
-        with os.fdopen(fd, "wb") as f:
-            fig.savefig(f, format="png", dpi=100, metadata={"Software": None, MARK[0]: MARK[1]})
-        os.replace(tmp, path)
-    except BaseException:
-        os.remove(tmp)
-        raise
+        atomic_file.write_with(path, lambda f: fig.savefig(f, format="png", dpi=100,
+                                                           metadata={"Software": None, MARK[0]: MARK[1]}),
+                               binary=True)
     finally:
         plt.close(fig)
     return True

@@ -19,6 +19,7 @@ import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "experiments", "lib"))
+import atomic_file  # noqa: E402  how the pages, plots and run records are written
 import results_page  # noqa: E402
 import seedstats  # noqa: E402  the intervals the results pages use
 
@@ -442,6 +443,31 @@ class Page(unittest.TestCase):
         result, _ = self.generate(run, other)
         self.assertEqual(result.returncode, 1)
         self.assertIn("different experiments", result.stderr)
+
+
+class AtomicFile(unittest.TestCase):
+    def test_whole_or_not_at_all_and_no_users_file_touched(self):
+        folder = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, folder)
+        path = os.path.join(folder, "page.md")
+        with open(path + ".tmp", "w") as f:  # a user's file of the name a naive writer would use
+            f.write("mine")
+        atomic_file.write_text(path, "first\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        self.assertEqual(os.stat(path).st_mode & 0o777, 0o666 & ~umask)
+
+        def interrupted(f):
+            f.write("half")
+            raise KeyboardInterrupt
+
+        with self.assertRaises(KeyboardInterrupt):
+            atomic_file.write_with(path, interrupted)
+        with open(path) as f:
+            self.assertEqual(f.read(), "first\n")  # the earlier file, whole
+        with open(path + ".tmp") as f:
+            self.assertEqual(f.read(), "mine")
+        self.assertEqual(sorted(os.listdir(folder)), ["page.md", "page.md.tmp"])  # no temporary file left
 
 
 if __name__ == "__main__":
