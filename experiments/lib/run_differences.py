@@ -4,7 +4,8 @@ two budgets) compared with itself, run against run, with what differs between th
 A difference between runs is a difference the configs make only where the configs say what differs, so each
 row lists the keys of the kind's resolved train config (RUN/configs/train-KIND[-seed-1].json, the seed left
 out) and of its training data's simulate config (RUN/configs/simulate-DATA.json) whose values differ, and the
-attention path that trained it where that differs (train.provenance.json: the same formula, other arithmetic).
+attention path that trained it and the commit of the orbitlaw binary where those differ (train.provenance.json:
+the same formula, but other arithmetic, or another build's rounding).
 The intervals are the results pages' (experiments/lib/seedstats.py): Welch's t for the 1-step ratio and the
 star-mass exponent (no bound on their difference) and for the Kepler R² of a.
 """
@@ -51,6 +52,9 @@ def kind_configs(run, kind, data):
     path = (provenance.get("attention_path") or {}).get("path")
     if path is not None:
         out["attention path"] = path
+    revision = provenance.get("git_revision")
+    if isinstance(revision, str) and revision:
+        out["orbitlaw binary"] = revision[:7]
     return out
 
 

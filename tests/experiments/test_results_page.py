@@ -362,7 +362,8 @@ class Page(unittest.TestCase):
                       {"seed": 1, "train": {"max_steps": steps, "lr": 0.003}})
             write(os.path.join(run, "configs", "simulate-train.json"), {"systems": 100})
             write(os.path.join(run, "models", "b", "seed-1", "train.provenance.json"),
-                  {"attention_path": {"path": "unfused" if steps == 3000 else "cpu_kernel"}})
+                  {"attention_path": {"path": "unfused" if steps == 3000 else "cpu_kernel"},
+                   "git_revision": "1234567abc" if steps == 3000 else "89abcdef01"})
             for i, ratio in enumerate(ratios or []):  # a trained longer: 0.1, 0.2, 0.3 against 0.4, 0.5, 0.6
                 write(os.path.join(run, "models", f"a/seed-{i + 1}", "eval.json"),
                       {"behaviour": behaviour(ratio, -2.0, 0.01, False)})
@@ -373,8 +374,8 @@ class Page(unittest.TestCase):
         # Welch: -0.3 +- t(0.975, 4) * sqrt(0.01 / 3 + 0.01 / 3) = 2.776 * 0.0816 = 0.227
         self.assertIn("| a | run-6000 − run-3000 | train.train.max_steps 3000 → 6000 | 1-step ratio | -0.3 | "
                       "[-0.527, -0.0733] | yes |", text)
-        self.assertIn("| b | run-6000 − run-3000 | attention path \"unfused\" → \"cpu_kernel\"; "
-                      "train.train.max_steps 3000 → 6000 | 1-step ratio | 0 |", text)
+        self.assertIn("| b | run-6000 − run-3000 | attention path \"unfused\" → \"cpu_kernel\"; orbitlaw binary "
+                      "\"1234567\" → \"89abcde\"; train.train.max_steps 3000 → 6000 | 1-step ratio | 0 |", text)
         self.assertNotIn("| data.", text)  # the same training data in both runs
         self.assertNotIn("train.seed", text)  # the seed is not a difference of the runs
 
