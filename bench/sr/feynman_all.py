@@ -4,7 +4,7 @@ to a JSONL file as it ends, so that a rerun with the same file skips the fits al
 
   python bench/sr/feynman_all.py --orbitlaw build/app/orbitlaw --jsonl runs/feynman.jsonl \
       [--time 10] [--noise 0,0.001,0.01,0.1] [--seeds 1,2,3] [--tools orbitlaw,pyoperon,gplearn] [--rows 500]
-      [--only I.12.1,I.14.3] [--report-only]
+      [--only I.12.1,I.14.3] [--orbitlaw-set max_size=30 ...] [--report-only]
 
 Data: each equation's variables uniform in the published ranges (the table's), --rows rows; the target gets
 Gaussian noise of s.d. level * RMS(y), SRBench's model. The rows depend on (seed, equation) only and the noise
@@ -12,6 +12,10 @@ on (seed, equation, level), so the order of fits, a resume or another --only dra
 rule by `orbitlaw sr --check --zero-below 1e-4` against the noise-free law, the same for every tool
 (feynman_bench.check). Time: orbitlaw and pyoperon stop at --time s (both on 2 threads); gplearn (one process, no
 time option) evolves one generation at a time while the next is predicted to end within --time s.
+--orbitlaw-set KEY=VALUE (repeatable) passes an sr option to orbitlaw's searches (operators=... replaces the
+bench's operator set). The settings are part of a fit's record and of the key a rerun skips by, so an ablation
+can share a JSONL file with the default run, and --report-only with the same settings selects its fits. An
+orbitlaw fit also records why its search stopped (stop_reason, restarts_run, iterations_run).
 
 The table: per tool and noise level, the symbolic-solution rate as the mean over seeds of each seed's rate (over
 the equations fitted at that seed) with the spread over seeds (sample s.d.; min-max), the median seconds per
@@ -70,7 +74,7 @@ def load_table(path=TABLE, include_unexpressible=False):
 
 def fit_key(record):
     return (record["equation"], record["noise"], record["seed"], record["tool"], record["time_limit"],
-            record["rows"])
+            record["rows"], tuple(record.get("orbitlaw_settings", ())))
 
 
 def load_records(path):
@@ -132,9 +136,11 @@ def fit_once(tool, args, eq_id, formula, ranges, seed, level, workdir):
     y_name = next(t for t in ("y", "target", "y_") if t not in names)  # some equations have a variable y
     csv = os.path.join(workdir, "data.csv")
     fb.write_csv(csv, names, X, y, y_name)
+    details = {}
     try:
         if tool == "orbitlaw":
-            found, elapsed, err = fb.run_orbitlaw(args.orbitlaw, csv, names, y, args.time, seed, workdir, (), y_name)
+            found, elapsed, err = fb.run_orbitlaw(args.orbitlaw, csv, names, y, args.time, seed, workdir,
+                                                  args.orbitlaw_set, y_name, details)
         elif tool == "pyoperon":
             found, elapsed, err = fb.run_pyoperon(X, y, names, args.time, seed)
         else:
@@ -142,9 +148,13 @@ def fit_once(tool, args, eq_id, formula, ranges, seed, level, workdir):
     except Exception as e:  # a tool failing on one equation is a result, not a crash
         found, elapsed, err = None, float("nan"), repr(e)
     solved = fb.check(args.orbitlaw, csv, names, found, formula, y_name)
-    return {"equation": eq_id, "noise": level, "seed": seed, "tool": tool, "time_limit": args.time,
-            "rows": args.rows, "solved": solved, "seconds": elapsed, "expression": found, "error": err,
-            "formula": formula}
+    record = {"equation": eq_id, "noise": level, "seed": seed, "tool": tool, "time_limit": args.time,
+              "rows": args.rows, "solved": solved, "seconds": elapsed, "expression": found, "error": err,
+              "formula": formula}
+    if tool == "orbitlaw":
+        record["orbitlaw_settings"] = list(args.orbitlaw_set)
+        record.update(details)
+    return record
 
 
 def summarise(records, tools, levels, order=()):
@@ -238,8 +248,13 @@ def main():
     parser.add_argument("--tools", default=",".join(TOOLS))
     parser.add_argument("--only", default="", help="comma-separated equation ids (default: SRBench's 116)")
     parser.add_argument("--table", default=TABLE)
+    parser.add_argument("--orbitlaw-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an sr option for orbitlaw's searches (repeatable), e.g. max_size=30")
     parser.add_argument("--report-only", action="store_true", help="print the table of --jsonl, run nothing")
     args = parser.parse_args()
+    bad = [s for s in args.orbitlaw_set if "=" not in s or not s.split("=", 1)[0].strip()]
+    if bad:
+        raise SystemExit(f"feynman_all: error: --orbitlaw-set needs KEY=VALUE, got '{bad[0]}'")
     levels = parse_list(args.noise, float, "--noise")
     if any(not math.isfinite(v) or v < 0 for v in levels):
         raise SystemExit(f"feynman_all: error: --noise needs non-negative numbers, got '{args.noise}'")
@@ -259,7 +274,8 @@ def main():
     records = load_records(args.jsonl)
     done = {fit_key(r) for r in records}
     plan = [(eq, level, seed, tool) for seed in seeds for level in levels for eq in equations for tool in tools]
-    key = lambda eq, level, seed, tool: (eq[0], level, seed, tool, args.time, args.rows)  # noqa: E731
+    settings = lambda tool: tuple(args.orbitlaw_set) if tool == "orbitlaw" else ()  # noqa: E731
+    key = lambda eq, level, seed, tool: (eq[0], level, seed, tool, args.time, args.rows, settings(tool))  # noqa: E731
     todo = [p for p in plan if key(*p) not in done]
     if todo and not args.report_only:
         for tool in sorted({p[3] for p in todo} - {"orbitlaw"}):
@@ -292,7 +308,8 @@ def main():
             sys.stderr.write("\n")
     wanted_keys = {key(*p) for p in plan}
     selected = [r for r in records if fit_key(r) in wanted_keys]
-    print(f"\n{len(selected)} fits of {len(plan)} planned ({args.time:g} s per fit, {args.rows} rows)")
+    print(f"\n{len(selected)} fits of {len(plan)} planned ({args.time:g} s per fit, {args.rows} rows"
+          + (f"; orbitlaw with {' '.join(args.orbitlaw_set)}" if args.orbitlaw_set else "") + ")")
     print_table(summarise(selected, tools, levels, [e[0] for e in equations]), tools, levels)
     return 0
 

@@ -99,14 +99,17 @@ def check(binary, csv, names, found, target, y_name="y"):
     return bool(m and json.loads(m.group(1))["equivalent"])
 
 
-def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=(), y_name="y"):
+def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=(), y_name="y", details=None):
+    """(best expression, seconds, error); `details`, a dict, receives the search's stop reason, restarts and
+    iterations. A setting operators=... replaces OPERATORS (a flag would win over --set)."""
     prefix = os.path.join(workdir, "orbitlaw")
     # The search stops by itself once the loss is at the rounding level of the data (noise-free data).
     cmd = [binary, "sr", "--data", csv, "--x", ",".join(names), "--y", y_name, "--threads", "2",
-           "--time-limit", str(seconds), "--iterations", "100000", "--seed", str(seed),
-           "--operators", ",".join(OPERATORS), "--out", prefix,
+           "--time-limit", str(seconds), "--iterations", "100000", "--seed", str(seed), "--out", prefix,
            # Constants fitted on 128-row batches, losses on all rows: ~3x more candidates per second.
            "--set", "batch_size=128"]
+    if not any(s.startswith("operators=") for s in settings):
+        cmd += ["--operators", ",".join(OPERATORS)]
     for setting in settings:
         cmd += ["--set", setting]
     start = time.perf_counter()
@@ -116,6 +119,8 @@ def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=(), y_n
         return None, elapsed, r.stderr.strip()
     with open(prefix + ".front.json") as f:
         doc = json.load(f)
+    if details is not None:
+        details.update({k: doc.get(k) for k in ("stop_reason", "restarts_run", "iterations_run")})
     return doc["front"][doc["best"]]["text"], elapsed, ""
 
 

@@ -163,6 +163,35 @@ class EndToEnd(unittest.TestCase):
         self.assertTrue(all(r["solved"] for r in fits if r["noise"] == 0.0), fits)
         self.assertRegex(second.stdout, r"\| 0 \| 100\.0 ± 0\.0 \[100\.0-100\.0\] \(2 eq, 1 seeds\)")
 
+    def test_an_ablation_is_a_fit_of_its_own_and_records_its_settings(self):
+        args = ["--only", "I.12.1", "--noise", "0", "--seeds", "1", "--tools", "orbitlaw", "--time", "5"]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "fits.jsonl")
+            default = run_bench("--jsonl", path, *args, timeout=120)
+            self.assertEqual(default.returncode, 0, default.stderr)
+            # The same fit with other settings is not the default's fit: it runs, and is kept beside it.
+            ablation = run_bench("--jsonl", path, *args, "--orbitlaw-set", "max_size=7",
+                                 "--orbitlaw-set", "operators=+,-", timeout=120)
+            self.assertEqual(ablation.returncode, 0, ablation.stderr)
+            self.assertIn("1 fits, 0 already in", ablation.stdout)
+            self.assertIn("orbitlaw with max_size=7 operators=+,-", ablation.stdout)
+            again = run_bench("--jsonl", path, *args, "--orbitlaw-set", "max_size=7", "--orbitlaw-set",
+                              "operators=+,-", "--report-only", timeout=60)
+            self.assertIn("\n1 fits of 1 planned", again.stdout)
+            with open(path) as f:
+                fits = [json.loads(line) for line in f]
+            bad = run_bench("--jsonl", path, *args, "--orbitlaw-set", "max_size")
+        self.assertEqual([r["orbitlaw_settings"] for r in fits], [[], ["max_size=7", "operators=+,-"]])
+        # The search's own record of why it stopped is kept with each fit.
+        for r in fits:
+            self.assertIn(r["stop_reason"], ("exact fit", "held-out plateau", "time limit", "iterations"), r)
+            self.assertGreaterEqual(r["restarts_run"], 1)
+        # mu*Nn is found with the bench's operators, and cannot be written with + and - alone: the settings
+        # reached the search.
+        self.assertEqual([r["solved"] for r in fits], [True, False], fits)
+        self.assertNotEqual(bad.returncode, 0)
+        self.assertEqual(bad.stderr.strip(), "feynman_all: error: --orbitlaw-set needs KEY=VALUE, got 'max_size'")
+
     def test_the_data_depend_on_seed_equation_and_level_only(self):
         eq_id, formula, ranges = feynman_all.load_table()[0]
         X1, y1, c1 = feynman_all.draw(eq_id, ranges, formula, 50, 1, 0.01)
