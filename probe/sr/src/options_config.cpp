@@ -81,7 +81,11 @@ const ConfigSchema<Options>& options_schema() {
           .key("holdout_min_rows", &Options::holdout_min_rows, "fewer rows than this: none held out",
                Range::at_least(0))
           .key("holdout_patience", &Options::holdout_patience,
-               "iterations without a held-out gain before a restart stops; 0: never", Range::at_least(0));
+               "iterations without a held-out gain before a restart stops; 0: never", Range::at_least(0))
+          .key("structured_below", &Options::structured_below,
+               "under a time limit, a held-out plateau whose best residual has a nearest-neighbour variance "
+               "ratio below this (noise: about 1) is a law not found, and restarts go on; 0: never",
+               Range::between(0, 1));
   return schema;
 }
 

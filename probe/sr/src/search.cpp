@@ -27,6 +27,7 @@
 #include "orbitlaw/common/error.hpp"
 #include "orbitlaw/common/progress.hpp"
 #include "orbitlaw/sr.hpp"
+#include "residual_structure.hpp"
 #include "scaling.hpp"
 
 namespace orbitlaw::sr {
@@ -341,6 +342,7 @@ double standard_error(const Eigen::ArrayXd& values) {
 // lowest; see make_front). Empty rows: no entry is finite on every held-out row.
 struct HeldOutStanding {
   Eigen::ArrayXd best_rows;
+  int best = -1;  // that entry's index in the front
   int selected_complexity = std::numeric_limits<int>::max();
 };
 
@@ -355,6 +357,7 @@ HeldOutStanding held_out_standing(const std::vector<Member>& front, const HeldOu
   }
   if (lowest < 0) return standing;
   standing.best_rows = rows[lowest];
+  standing.best = lowest;
   const double level = rows[lowest].mean() + standard_error(rows[lowest]);
   for (std::size_t k = 0; k < front.size(); ++k) {
     if (rows[k].size() > 1 && rows[k].mean() <= level) {
@@ -420,6 +423,13 @@ class HeldOutPlateau {
 // plateaus too, and a fresh restart usually gets past it. Restarts run to confirm a plateau go beyond
 // Options::restarts by at most this many.
 constexpr int kPlateauConfirmingRestarts = 3;
+
+// Whether `expr` leaves a residual with structure on the fitted rows (residual_structure.hpp): a smooth
+// function of the inputs, the part of a law not found, rather than noise.
+bool leaves_structure(const Expr& expr, const Problem& problem) {
+  const Eigen::ArrayXd residual = loss_residuals(expr.evaluate(problem.X), problem.y, problem.options.loss);
+  return neighbour_variance_ratio(problem.X, residual) < problem.options.structured_below;
+}
 
 bool has_op(const OperatorSet& set, Op op) {
   return std::find(set.unary.begin(), set.unary.end(), op) != set.unary.end() ||
@@ -598,6 +608,8 @@ void validate(const Options& o) {
     throw Error("sr option 'holdout_fraction' must be in [0, 1)");
   if (o.holdout_min_rows < 0) throw Error("sr option 'holdout_min_rows' must not be negative");
   if (o.holdout_patience < 0) throw Error("sr option 'holdout_patience' must not be negative");
+  if (!(o.structured_below >= 0 && o.structured_below <= 1))
+    throw Error("sr option 'structured_below' must be in [0, 1]");
 }
 
 Result search(const Eigen::MatrixXd& X_data, const Eigen::VectorXd& y_data,
@@ -666,12 +678,18 @@ Result search(const Eigen::MatrixXd& X_data, const Eigen::VectorXd& y_data,
       break;
     }
     if (result.stop_reason != "held-out plateau") continue;
-    const HeldOutStanding now = held_out_standing(overall.pareto(), *held_out, options.loss);
+    const std::vector<Member> merged = overall.pareto();
+    const HeldOutStanding now = held_out_standing(merged, *held_out, options.loss);
     const bool gained = !at_plateau || lower_row_by_row(now.best_rows, at_plateau->best_rows) ||
                         now.selected_complexity < at_plateau->selected_complexity;
-    if (!gained) break;  // two restarts at the same floor: the noise's
-    at_plateau = now;
-    if (restart + 1 == restarts && restarts < options.restarts + kPlateauConfirmingRestarts) ++restarts;
+    // A plateau whose best entry leaves a residual with structure is a law not found, not the noise's floor
+    // (on noiseless data most misses stopped here with half their time unused): under a time limit, fresh
+    // restarts go on until it. Without one, the confirming restarts stay bounded.
+    const bool structured = has_deadline && now.best >= 0 && leaves_structure(merged[now.best].expr, problem);
+    if (!gained && !structured) break;  // two restarts at the same floor: the noise's
+    if (gained) at_plateau = now;
+    if (restart + 1 == restarts && (structured || restarts < options.restarts + kPlateauConfirmingRestarts))
+      ++restarts;
   }
   if (progress) progress->finish();
   refine_on_fitted_rows(overall, problem, evaluations);

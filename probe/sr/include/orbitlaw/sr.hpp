@@ -193,8 +193,16 @@ struct Options {
   // choose has become simpler, for holdout_patience iterations and for as many as the restart took to reach
   // its last such gain. The search stops at the noise floor when a further restart (run beyond `restarts` if
   // need be, at most 3 more) reaches its plateau without such a gain on the merged front: what the search
-  // still finds only fits the noise of the fitted rows. 0: never stop on held-out losses.
+  // still finds only fits the noise of the fitted rows. Under a time limit, a plateau whose best entry leaves
+  // a residual that is a smooth function of the inputs (nearest rows have close residuals; noise has not) is
+  // a law not found rather than the noise, and fresh restarts go on until the limit (structured_below). 0:
+  // never stop on held-out losses.
   int holdout_patience = 30;
+  // The residual of the plateau's best entry on the fitted rows has structure when half the mean squared
+  // difference between each row's residual and its nearest row's (inputs on a unit range) is below this
+  // share of the residual's variance: about 1 for noise, near 0 for a smooth function of the inputs. Several
+  // standard errors below 1 at a few hundred rows. 0: every plateau is the noise floor.
+  double structured_below = 0.5;
   bool progress = false;  // print a progress line (orbitlaw::Progress) on stderr
 };
 
