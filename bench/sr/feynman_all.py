@@ -150,8 +150,11 @@ def fit_once(tool, args, eq_id, formula, ranges, seed, level, workdir):
     solved = fb.check(args.orbitlaw, csv, names, found, formula, y_name)
     record = {"equation": eq_id, "noise": level, "seed": seed, "tool": tool, "time_limit": args.time,
               "rows": args.rows, "solved": solved, "seconds": elapsed, "expression": found, "error": err,
-              "formula": formula}
+              "formula": formula, "operators": None if tool == "gplearn" else fb.OPERATORS}
     if tool == "orbitlaw":
+        for setting in args.orbitlaw_set:
+            if setting.startswith("operators="):
+                record["operators"] = setting.split("=", 1)[1].split(",")
         record["orbitlaw_settings"] = list(args.orbitlaw_set)
         record.update(details)
     return record

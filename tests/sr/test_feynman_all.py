@@ -182,6 +182,7 @@ class EndToEnd(unittest.TestCase):
                 fits = [json.loads(line) for line in f]
             bad = run_bench("--jsonl", path, *args, "--orbitlaw-set", "max_size")
         self.assertEqual([r["orbitlaw_settings"] for r in fits], [[], ["max_size=7", "operators=+,-"]])
+        self.assertEqual([r["operators"] for r in fits], [feynman_all.fb.OPERATORS, ["+", "-"]])
         # The search's own record of why it stopped is kept with each fit.
         for r in fits:
             self.assertIn(r["stop_reason"], ("exact fit", "held-out plateau", "time limit", "iterations"), r)
