@@ -109,7 +109,10 @@ def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=(), y_n
     cmd = [binary, "sr", "--data", csv, "--x", ",".join(names), "--y", y_name, "--threads", "2",
            "--time-limit", str(seconds), "--iterations", "100000", "--seed", str(seed), "--out", prefix,
            # Constants fitted on 128-row batches, losses on all rows: ~3x more candidates per second.
-           "--set", "batch_size=128"]
+           "--set", "batch_size=128",
+           # pyoperon's max_length below (the engine's default is 20 nodes): on the 116 equations 30 added 10
+           # laws and lost 3 (probe/README.md).
+           "--set", "max_size=30"]
     if not any(s.startswith("operators=") for s in settings):
         cmd += ["--operators", ",".join(OPERATORS)]
     for setting in settings:
