@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 # square since 2026-12-08: a sum of squared differences (I.8.14, I.9.18) does not fit 20 nodes without it; it
-# added 9 laws and lost 3 on the 116 (probe/README.md). pyoperon gets it too.
+# added 9 laws and lost 3 on the 116 at noise 0, seed 1 (probe/README.md). pyoperon gets it too.
 OPERATORS = ["+", "-", "*", "/", "square", "sqrt", "exp", "log", "sin", "cos"]
 
 # (id, formula in orbitlaw syntax, {variable: (low, high[, "log"])})
@@ -111,7 +111,7 @@ def run_orbitlaw(binary, csv, names, y, seconds, seed, workdir, settings=(), y_n
            # Constants fitted on 128-row batches, losses on all rows: ~3x more candidates per second.
            "--set", "batch_size=128",
            # pyoperon's max_length below (the engine's default is 20 nodes): on the 116 equations 30 added 10
-           # laws and lost 3 (probe/README.md).
+           # laws and lost 3 at noise 0, seed 1 (probe/README.md).
            "--set", "max_size=30"]
     if not any(s.startswith("operators=") for s in settings):
         cmd += ["--operators", ",".join(OPERATORS)]
